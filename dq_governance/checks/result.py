@@ -1,0 +1,127 @@
+"""Check results: plain data, no Spark import, so reports, lineage and catalogs can use them anywhere."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+RuleStatus = Literal["passed", "warned", "failed", "skipped"]
+RunStatus = Literal["passed", "warned", "failed"]
+
+
+@dataclass
+class RuleResult:
+    """The outcome of one rule in one run."""
+
+    name: str
+    type: str
+    columns: list[str]
+    level: str  # "row" or "dataset"
+    severity: str  # "error" or "warn"
+    action: str | None
+    dimension: str | None
+    passed: bool
+    status: RuleStatus
+    failed_count: int | None = None  # rows violating a row rule; None for pure dataset metrics
+    metric_value: float | None = None
+    threshold: str | None = None  # the threshold text that decided `passed`, e.g. "must_be < 1%"
+    message: str = ""
+    expected: str | None = None  # human-readable expectation, for OpenLineage `expected`
+    content: str | None = None  # sql / expression text, for OpenLineage `content`
+    description: str | None = None
+
+    @property
+    def column(self) -> str | None:
+        """The single column, or the columns joined with a comma, or None."""
+        return ",".join(self.columns) if self.columns else None
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict with the documented rule fields."""
+        data = asdict(self)
+        data["column"] = self.column
+        return data
+
+
+@dataclass
+class ColumnMetrics:
+    """Per-column metrics computed in the check pass (for the OpenLineage DQ metrics facet)."""
+
+    null_count: int | None = None
+    distinct_count: int | None = None
+    count: int | None = None
+    min: float | None = None
+    max: float | None = None
+    sum: float | None = None
+
+
+@dataclass
+class GateDecision:
+    """Whether the run may publish, and why not."""
+
+    passed: bool
+    publish: bool
+    reasons: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CheckResult:
+    """Everything one check run produced. DataFrames are attached by the engine (may be None)."""
+
+    run_id: str
+    contract_name: str
+    contract_version: str
+    pipeline: str
+    rules: list[RuleResult]
+    total_rows: int
+    valid_rows: int
+    invalid_rows: int
+    status: RunStatus
+    gate: GateDecision
+    started_at: datetime
+    finished_at: datetime
+    column_metrics: dict[str, ColumnMetrics] = field(default_factory=dict)
+    source: str | None = None
+    standard: str = "native"  # native | odcs
+    contract_location: str | None = None
+    on_failure: str = "quarantine"
+    published: bool = False
+    annotated_df: Any = None  # input + _dq_errors, _dq_warnings
+    valid_df: Any = None
+    quarantine_df: Any = None
+
+    @property
+    def quality_score(self) -> float | None:
+        """valid / total, or None on empty input."""
+        return None if self.total_rows == 0 else self.valid_rows / self.total_rows
+
+    @property
+    def duration_seconds(self) -> float:
+        """Wall time of the run."""
+        return (self.finished_at - self.started_at).total_seconds()
+
+    def rule(self, name: str) -> RuleResult:
+        """A rule result by name; KeyError if absent."""
+        for rule in self.rules:
+            if rule.name == name:
+                return rule
+        raise KeyError(name)
+
+    def summary(self) -> dict[str, Any]:
+        """The JSON object `dqgov check --json` prints."""
+        return {
+            "run_id": self.run_id,
+            "contract": self.contract_name,
+            "contract_version": self.contract_version,
+            "pipeline": self.pipeline,
+            "status": self.status,
+            "published": self.published,
+            "total_rows": self.total_rows,
+            "valid_rows": self.valid_rows,
+            "invalid_rows": self.invalid_rows,
+            "quality_score": self.quality_score,
+            "gate": asdict(self.gate),
+            "started_at": self.started_at.isoformat(),
+            "duration_seconds": self.duration_seconds,
+            "rules": [rule.as_dict() for rule in self.rules],
+        }

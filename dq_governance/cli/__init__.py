@@ -1,0 +1,44 @@
+"""Entry point `dqgov`: thin parsing and printing; errors map to exit codes 0 / 1 / 2."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+
+import click
+
+from dq_governance.cli.app import cli
+from dq_governance.errors import EXIT_BAD_INPUT, DqGovernanceError
+
+
+def _load_commands() -> None:
+    """Import every `cmd_*` module so its commands register on the group."""
+    for module in pkgutil.iter_modules(__path__):
+        if module.name.startswith("cmd_"):
+            importlib.import_module(f"{__name__}.{module.name}")
+
+
+_load_commands()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; return (and exit with) 0 ok or warn, 1 gate failed, 2 bad input."""
+    try:
+        # Commands return their exit code (an int) or None for 0; click returns ctx.exit() codes too.
+        returned = cli.main(args=argv, prog_name="dqgov", standalone_mode=False)
+        code = returned if isinstance(returned, int) else 0
+    except DqGovernanceError as exc:
+        click.echo(f"dqgov: error: {exc}", err=True)
+        code = exc.exit_code
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        code = EXIT_BAD_INPUT
+    except click.exceptions.Abort:
+        click.echo("dqgov: aborted", err=True)
+        code = EXIT_BAD_INPUT
+    if argv is None:
+        sys.exit(code)
+    return code
