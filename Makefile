@@ -21,8 +21,13 @@ java:
 demo: venv java
 	$(DQGOV) lint contracts/*
 
-test: venv java
+test: venv java listener-jar
+	@scripts/ensure-chromium.sh
 	$(PY) -m pytest -q
+
+# The OpenLineage Spark listener jar (pinned 1.53.0) into the git-ignored listeners/lib/.
+listener-jar: java
+	@listeners/fetch-openlineage-spark >/dev/null
 
 bench: venv java
 	$(PY) benchmarks/bench_checks.py

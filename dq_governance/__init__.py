@@ -14,6 +14,16 @@ __version__ = "0.1.0"
 _LAZY = {
     "load_contract": "dq_governance.contracts.load",
     "Contract": "dq_governance.contracts.model",
+    "check": "dq_governance.api",
+    "run": "dq_governance.api",
+    "expect": "dq_governance.decorators",
+    "expect_or_drop": "dq_governance.decorators",
+    "expect_or_fail": "dq_governance.decorators",
+    "expect_all": "dq_governance.decorators",
+    "expect_all_or_drop": "dq_governance.decorators",
+    "expect_all_or_fail": "dq_governance.decorators",
+    "contract": "dq_governance.decorators",
+    "spark_session": "dq_governance.lineage.spark",
 }
 
 

@@ -89,6 +89,10 @@ class CheckResult:
     annotated_df: Any = None  # input + _dq_errors, _dq_warnings
     valid_df: Any = None
     quarantine_df: Any = None
+    pii_columns: list[str] = field(default_factory=list)  # report rows withhold value-revealing metrics on these
+    masking: str | None = None  # applied | none | disabled (recorded in report rows)
+    outputs: list[dict[str, Any]] = field(default_factory=list)  # what `run` wrote: kind, location, rows
+    cached: list[Any] = field(default_factory=list, repr=False)  # DataFrames the engine persisted
 
     @property
     def quality_score(self) -> float | None:
@@ -100,12 +104,23 @@ class CheckResult:
         """Wall time of the run."""
         return (self.finished_at - self.started_at).total_seconds()
 
+    def release(self) -> None:
+        """Unpersist what the engine cached (annotated / valid / quarantine read it); safe to call twice."""
+        while self.cached:
+            self.cached.pop().unpersist()
+
     def rule(self, name: str) -> RuleResult:
         """A rule result by name; KeyError if absent."""
         for rule in self.rules:
             if rule.name == name:
                 return rule
         raise KeyError(name)
+
+    def report_rows(self) -> list[dict[str, Any]]:
+        """One report-history row per rule (see dq_governance.publish.report)."""
+        from dq_governance.publish.report import report_rows
+
+        return report_rows(self)
 
     def summary(self) -> dict[str, Any]:
         """The JSON object `dqgov check --json` prints."""

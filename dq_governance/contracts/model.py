@@ -12,8 +12,11 @@ import re
 from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
+from dq_governance.contracts.consistency import duplicate_field_names, unknown_rule_columns
 from dq_governance.contracts.thresholds import parse_duration, parse_threshold
+from dq_governance.errors import ThresholdSyntaxError
 
 SEMVER_RE = re.compile(r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
 
@@ -123,7 +126,7 @@ class SchemaSpec(_Strict):
 
     @model_validator(mode="after")
     def _unique_names(self) -> SchemaSpec:
-        _reject_duplicate_names(self.fields, "schema.fields")
+        _raise_first(duplicate_field_names(self.fields), ())
         return self
 
 
@@ -139,7 +142,10 @@ class Freshness(_Strict):
     @classmethod
     def _duration(cls, value: Any) -> str:
         text = f"{value}m" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
-        parse_duration(text)
+        try:
+            parse_duration(text)
+        except ThresholdSyntaxError as exc:  # pydantic only turns ValueError into a located error
+            raise ValueError(exc.message) from None
         return text
 
     @property
@@ -216,7 +222,10 @@ class _ThresholdMixin(BaseModel):
     def _threshold(cls, value: Any) -> Any:
         if value is None:
             return None
-        parse_threshold(value)
+        try:
+            parse_threshold(value)
+        except ThresholdSyntaxError as exc:  # pydantic only turns ValueError into a located error
+            raise ValueError(exc.message) from None
         return str(value)
 
 
@@ -362,13 +371,18 @@ class InvalidRule(_MetricRule):
     valid_regex: str | None = None
     date_format: str | None = None
 
+    @field_validator("valid_regex")
+    @classmethod
+    def _valid(cls, value: str | None) -> str | None:
+        if value is not None:
+            _compile_regex(value)
+        return value
+
     @model_validator(mode="after")
     def _one_validity(self) -> InvalidRule:
         given = [x for x in (self.valid_format, self.valid_values, self.valid_regex) if x is not None]
         if len(given) != 1:
             raise ValueError("needs exactly one of `valid_format`, `valid_values`, `valid_regex`")
-        if self.valid_regex is not None:
-            _compile_regex(self.valid_regex)
         return self
 
 
@@ -538,16 +552,8 @@ class Contract(_Strict):
 
     @model_validator(mode="after")
     def _rules_reference_known_columns(self) -> Contract:
-        known = set(self.column_names(nested=True))
-        if not known:
-            return self
-        for index, rule in enumerate(self.quality.rules):
-            if rule.type in ("unique", "not_null", "duplicate_count", "duplicate_percent"):
-                missing = [c for c in rule.target_columns if c not in known]
-                if missing:
-                    raise ValueError(
-                        f"quality.rules.{index}: {rule.type} rule names unknown column(s) {', '.join(missing)}"
-                    )
+        problems = unknown_rule_columns(self.column_names(nested=True), self.quality.rules)
+        _raise_first(problems, ("quality",))
         return self
 
     # -- identity ----------------------------------------------------------
@@ -664,14 +670,15 @@ def _compile_regex(pattern: str) -> None:
         raise ValueError(f"invalid regex {pattern!r}: {exc}") from None
 
 
-def _reject_duplicate_names(fields: list[FieldSpec], where: str) -> None:
-    seen: set[str] = set()
-    for index, spec in enumerate(fields):
-        if spec.name in seen:
-            raise ValueError(f"{where}.{index}.name: duplicate field name {spec.name!r}")
-        seen.add(spec.name)
-        if spec.fields:
-            _reject_duplicate_names(spec.fields, f"{where}.{index}.fields")
+def _raise_first(problems: list[Any], prefix: tuple[Any, ...]) -> None:
+    """Raise the first consistency problem; ctx["path"] (relative to the model) lets lint place it exactly."""
+    if problems:
+        first = problems[0]
+        path = (*prefix, *first.path)
+        raise PydanticCustomError(
+            "contract_consistency", "{where}: {message}",
+            {"where": ".".join(map(str, path)), "message": first.message, "path": path, "hint": first.hint or ""},
+        )
 
 
 FieldSpec.model_rebuild()

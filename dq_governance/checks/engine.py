@@ -1,0 +1,540 @@
+"""Evaluate a contract on a DataFrame in one pass: rule results, metrics and the valid / quarantine split.
+
+Plan of one run:
+1. a typed projection ("stage"): contract columns cast to their declared types, raw values kept aside;
+2. one aggregation per distinct uniqueness key set (persisted duplicated keys, joined back by broadcast)
+   and one left join per foreign key;
+3. ONE Spark job over the input for every row condition, every per-rule count and every dataset metric:
+   - mode "counts": a single `agg` of count_if conditions and metric aggregates;
+   - mode "split": the annotated frame (`_dq_errors`, `_dq_warnings`) is persisted and the same `agg`
+     runs on top of it, so building the cache and measuring are one job; valid and quarantine
+     outputs then read the cache, never the input again;
+4. `sql` and `reconcile` rules run their own query (over the typed data / the source), one per rule.
+
+Who unpersists: the caller, through `CheckResult.release()` (publish does it after writing).
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from functools import reduce
+from typing import Any, Sequence
+
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import DataType, DateType, NumericType, StringType, StructType, TimestampNTZType, TimestampType
+
+from dq_governance.checks import casting
+from dq_governance.checks.registry import Measured, Outcome, RulePlan, blocks, builder_for, status_of
+from dq_governance.checks.result import CheckResult, ColumnMetrics, RuleResult
+from dq_governance.contracts.model import Contract, ReferenceSpec
+from dq_governance.errors import ConfigError, ContractError, InputDataError
+from dq_governance.publish.gate import decide
+
+ERRORS_COL = "_dq_errors"
+WARNINGS_COL = "_dq_warnings"
+MODES = ("split", "counts")
+#: duplicated-key sets up to this many keys are broadcast to the main pass (no shuffle of the input)
+BROADCAST_DUPLICATE_KEYS = 2_000_000
+_VIEW_RE = re.compile(r"(?<![\w`])_validation_df(?!\w)")
+
+
+def q(name: str) -> Column:
+    """A top-level column by exact name (dots and spaces allowed)."""
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+@dataclass
+class _Field:
+    """One contract column in the stage."""
+
+    name: str
+    declared: DataType
+    conversion: casting.Conversion
+    raw_alias: str | None  # hidden column holding the raw value when the typed value differs
+    date_format: str | None
+    pii: bool
+
+
+class BuildContext:
+    """What rule builders see: typed columns, scopes, and the joins the engine adds for them."""
+
+    def __init__(self, spark: SparkSession, df: DataFrame, stage: DataFrame, fields: dict[str, _Field],
+                 run_tag: str, volume_history: Sequence[int] | None):
+        self.spark = spark
+        self.input_schema: StructType = df.schema
+        self.stage = stage
+        self.fields = fields
+        self.run_tag = run_tag
+        self.volume_history = volume_history
+        self._columns = set(stage.columns)
+        self._dtypes = {f.name: f.dataType for f in stage.schema.fields}
+        self.duplicate_sets: dict[tuple[tuple[str, ...], str | None], int] = {}
+        self.foreign_keys: list[tuple[list[str], ReferenceSpec]] = []
+        self.validation_frame: DataFrame | None = None
+        self._view: str | None = None
+
+    # -- column access (typed values) ----------------------------------------
+    def col(self, name: str) -> Column:
+        """The typed value of a column (contract columns are cast; others as read)."""
+        return q(name) if name in self._columns else F.col(name)
+
+    def absent(self, name: str) -> Column:
+        """True where the column has no value: null, or blank text for a converted text column.
+
+        Judged on the raw value, so a malformed value ("abc" in a long column) is a type violation
+        only, not also a missing one.
+        """
+        spec = self.fields.get(name)
+        if spec is None or spec.raw_alias is None:
+            return self.col(name).isNull()
+        raw = q(spec.raw_alias)
+        return raw.isNull() | (F.trim(raw) == F.lit("")) if spec.conversion.text_source else raw.isNull()
+
+    def dtype(self, name: str) -> DataType:
+        """The typed Spark type of a column or dotted nested path."""
+        if name in self._dtypes:
+            return self._dtypes[name]
+        current: DataType = self.stage.schema
+        for part in name.split("."):
+            if not isinstance(current, StructType) or part not in current.names:
+                raise InputDataError(f"column {name} is not in the input")
+            current = current[part].dataType
+        return current
+
+    def number(self, name: str) -> Column:
+        """The column as a number: typed numeric as is, text through try_cast to double."""
+        dtype = self.dtype(name)
+        if isinstance(dtype, (NumericType, DateType, TimestampType, TimestampNTZType)):
+            return self.col(name)
+        return self.col(name).try_cast("double")
+
+    def timestamp(self, name: str) -> Column:
+        """The column as a timestamp (dates at midnight, text through try_cast)."""
+        dtype = self.dtype(name)
+        if isinstance(dtype, (TimestampType, TimestampNTZType)):
+            return self.col(name)
+        if isinstance(dtype, DateType):
+            return self.col(name).cast("timestamp")
+        return self.col(name).try_cast("timestamp")
+
+    def expr(self, text: str, rule_name: str) -> Column:
+        """A SQL expression over the typed columns; a bad one is a one-line ContractError."""
+        column = F.expr(text)
+        try:
+            self.stage.select(column)  # analysis only, no job
+        except Exception as exc:
+            raise ContractError(f"rule {rule_name}: invalid SQL expression {text!r}: {_first_line(exc)}") from None
+        return column
+
+    def scope(self, rule: Any) -> Column | None:
+        """The rule's `filter` as a non-null boolean, or None when it applies to every row."""
+        if not rule.filter:
+            return None
+        return F.coalesce(self.expr(rule.filter, rule.name), F.lit(False))
+
+    def in_scope(self, rule: Any, value: Column) -> Column:
+        """The value where the rule applies, null elsewhere (for aggregates)."""
+        scope = self.scope(rule)
+        return value if scope is None else F.when(scope, value)
+
+    # -- rules that need the engine --------------------------------------------
+    def type_violation(self, column: str, data_type: str, date_format: str | None) -> Column | None:
+        """True where a present raw value does not convert to `data_type`."""
+        declared = casting.parse_type(data_type, f"{column}_type")
+        spec = self.fields.get(column)
+        if spec is not None and casting.same_type(spec.declared, declared) and spec.date_format == date_format:
+            raw = q(spec.raw_alias) if spec.raw_alias else q(column)
+            return spec.conversion.violation(raw, q(column))
+        raw = q(spec.raw_alias) if spec and spec.raw_alias else self.col(column)
+        raw_type = self.input_schema[column].dataType if column in self.input_schema.names else self.dtype(column)
+        conversion = casting.convert(raw, raw_type, declared, date_format)
+        return conversion.violation(raw, conversion.typed)
+
+    def duplicate_flag(self, columns: list[str], filter_sql: str | None) -> Column:
+        """True on every row whose key occurs more than once (one aggregation per distinct key set)."""
+        key = (tuple(columns), filter_sql or None)
+        index = self.duplicate_sets.setdefault(key, len(self.duplicate_sets))
+        return q(f"__dq_dup{index}").isNotNull()
+
+    def foreign_key_flag(self, columns: list[str], reference: ReferenceSpec) -> Column:
+        """True where every key column is present and the key is absent from the reference."""
+        index = len(self.foreign_keys)
+        self.foreign_keys.append((list(columns), reference))
+        present = reduce(lambda a, b: a & b, [self.col(c).isNotNull() for c in columns])
+        return present & q(f"__dq_fk{index}").isNull()
+
+    def validation_query(self, query: str, rule_name: str) -> Any:
+        """Run a `sql` rule's query with `_validation_df` bound to the typed data of this run."""
+        if self._view is None:
+            self._view = f"_validation_df_{self.run_tag}"
+            assert self.validation_frame is not None
+            self.validation_frame.createOrReplaceTempView(self._view)
+        text = _VIEW_RE.sub(self._view, query)
+        try:
+            rows = self.spark.sql(text).collect()
+        except Exception as exc:
+            raise ContractError(f"rule {rule_name}: query failed: {_first_line(exc)}") from None
+        if len(rows) != 1 or len(rows[0]) != 1:
+            raise ContractError(f"rule {rule_name}: query must return one row with one boolean column")
+        value = rows[0][0]
+        if value is not None and not isinstance(value, bool):
+            raise ContractError(f"rule {rule_name}: query returned {type(value).__name__}, expected a boolean")
+        return value
+
+    def source_totals(self, spec: ReferenceSpec, sum_columns: list[str]) -> dict[str, Any]:
+        """Row count and column sums of a reconcile source (one aggregation over the source)."""
+        source = read_reference(self.spark, spec)
+        missing = [c for c in sum_columns if c not in source.columns]
+        if missing:
+            raise InputDataError(f"reconcile source {spec.table or spec.path} has no column(s) {', '.join(missing)}")
+        sums = []
+        for column in sum_columns:
+            target = self.dtype(column) if column in self._dtypes else None
+            value = q(column)
+            if not isinstance(target, NumericType):
+                target = None
+            if target is not None and not casting.same_type(source.schema[column].dataType, target):
+                value = value.try_cast(target)
+            elif target is None and not isinstance(source.schema[column].dataType, NumericType):
+                value = value.try_cast("double")
+            sums.append(F.sum(value))
+        row = source.agg(F.count(F.lit(1)), *sums).collect()[0]
+        out = {"count": row[0]}
+        out.update({f"sum:{c}": row[i + 1] for i, c in enumerate(sum_columns)})
+        return out
+
+    def drop_view(self) -> None:
+        """Drop this run's `_validation_df` view."""
+        if self._view is not None:
+            self.spark.catalog.dropTempView(self._view)
+            self._view = None
+
+
+def read_reference(spark: SparkSession, spec: ReferenceSpec) -> DataFrame:
+    """A reference / source dataset by table name or path (csv read with header, as strings)."""
+    try:
+        if spec.table:
+            return spark.table(spec.table)
+        fmt = (spec.format or spec.path.rsplit(".", 1)[-1]).lower()  # type: ignore[union-attr]
+        reader = spark.read
+        if fmt == "csv":
+            reader = reader.option("header", "true")
+        elif fmt == "json":
+            reader = reader.option("primitivesAsString", "true")
+        return reader.format(fmt).load(spec.path)
+    except Exception as exc:
+        raise InputDataError(f"cannot read reference {spec.table or spec.path}: {_first_line(exc)}") from None
+
+
+# --------------------------------------------------------------------------- the run
+
+
+def evaluate(
+    df: DataFrame,
+    contract: Contract,
+    *,
+    run_id: str | None = None,
+    pipeline: str | None = None,
+    source: str | None = None,
+    mode: str = "split",
+    spark: SparkSession | None = None,
+    volume_history: Sequence[int] | None = None,
+) -> CheckResult:
+    """Evaluate every rule of the contract on df; mode "split" also returns annotated/valid/quarantine."""
+    if mode not in MODES:
+        raise ConfigError(f"unknown check mode {mode!r}; expected one of {', '.join(MODES)}")
+    started = datetime.now(timezone.utc)
+    spark = spark or df.sparkSession
+    run_id = run_id or str(uuid.uuid4())
+    rules = contract.rules()
+    _require_columns(df, contract, rules, source)
+
+    stage, fields = _stage(df, contract)
+    ctx = BuildContext(spark, df, stage, fields, uuid.uuid4().hex[:12], volume_history)
+    plans: list[tuple[Any, RulePlan, Column | None]] = []
+    for rule in rules:
+        plan = builder_for(rule.type)(rule, ctx)
+        violation = plan.violation
+        scope = ctx.scope(rule)
+        if violation is not None and scope is not None:
+            violation = scope & violation
+        plans.append((rule, plan, violation))
+
+    cached: list[DataFrame] = []
+    flagged = _join_flags(ctx, stage, cached)
+    user_columns = [c for c in stage.columns if not c.startswith("__dq_raw")]
+    keys: list[str] = []
+    aggs: list[Column] = []
+
+    def add(key: str, column: Column) -> None:
+        keys.append(key)
+        aggs.append(column)
+
+    add("total", F.count(F.lit(1)))
+    for index, (rule, plan, violation) in enumerate(plans):
+        scope = ctx.scope(rule)
+        if scope is not None:
+            add(f"scope{index}", F.count_if(scope))
+        for name, column in plan.aggregates.items():
+            add(f"r{index}:{name}", column)
+    metric_columns = _column_metric_aggregates(ctx, contract, add)
+
+    annotated = valid_df = quarantine_df = None
+    row_rules = [(i, rule, v) for i, (rule, _p, v) in enumerate(plans) if v is not None]
+    if mode == "split":
+        errors = _names_array([(rule.name, v) for _i, rule, v in row_rules if blocks(rule)])
+        warnings = _names_array([(rule.name, v) for _i, rule, v in row_rules if not blocks(rule)])
+        full = flagged.select(*[q(c) for c in stage.columns], errors.alias(ERRORS_COL), warnings.alias(WARNINGS_COL))
+        full = full.persist(StorageLevel.MEMORY_AND_DISK)
+        for index, rule, _v in row_rules:
+            add(f"v{index}", F.count_if(F.array_contains(q(ERRORS_COL if blocks(rule) else WARNINGS_COL), rule.name)))
+        add("valid", F.count_if(F.size(q(ERRORS_COL)) == 0))
+        measured_frame = full
+    else:
+        any_error = reduce(lambda a, b: a | b, [v for _i, rule, v in row_rules if blocks(rule)], F.lit(False))
+        for index, _rule, violation in row_rules:
+            add(f"v{index}", F.count_if(violation))
+        add("valid", F.count_if(~F.coalesce(any_error, F.lit(False))))
+        measured_frame = flagged
+    try:
+        try:
+            row = measured_frame.agg(*aggs).collect()[0]  # THE pass: cache build + every count and metric
+        except Exception as exc:
+            raise InputDataError(f"checking {source or contract.name} failed: {_first_line(exc)}") from None
+        values = dict(zip(keys, row))
+        for frame in cached:  # duplicated keys are folded into the measured pass now
+            frame.unpersist()
+        cached.clear()
+        if mode == "split":
+            cached.append(measured_frame)
+            annotated, valid_df, quarantine_df = _outputs(measured_frame, fields, df.columns, user_columns)
+        ctx.validation_frame = measured_frame.select(*[q(c) for c in user_columns])
+        total = int(values["total"])
+        results = [_result(rule, plan, index, values, total) for index, (rule, plan, _v) in enumerate(plans)]
+    except BaseException:
+        for frame in cached:
+            frame.unpersist()
+        raise
+    finally:
+        ctx.drop_view()
+
+    valid_rows = int(values["valid"])
+    gate, status = decide(
+        results,
+        on_failure=contract.quality.on_failure,
+        minimum_valid_ratio=contract.quality.minimum_valid_ratio,
+        total_rows=total,
+        valid_rows=valid_rows,
+    )
+    result = CheckResult(
+        run_id=run_id,
+        contract_name=contract.name,
+        contract_version=contract.version,
+        pipeline=pipeline or contract.name,
+        rules=results,
+        total_rows=total,
+        valid_rows=valid_rows,
+        invalid_rows=total - valid_rows,
+        status=status,
+        gate=gate,
+        started_at=started,
+        finished_at=datetime.now(timezone.utc),
+        column_metrics=_column_metrics(metric_columns, values),
+        source=source,
+        on_failure=contract.quality.on_failure,
+        annotated_df=annotated,
+        valid_df=valid_df,
+        quarantine_df=quarantine_df,
+        pii_columns=contract.pii_columns(),
+        cached=cached,
+    )
+    return result
+
+
+# --------------------------------------------------------------------------- steps
+
+
+def _require_columns(df: DataFrame, contract: Contract, rules: list[Any], source: str | None) -> None:
+    """InputDataError (one line) naming the contract / rule columns the input lacks."""
+    present = set(df.columns)
+
+    def has(path: str) -> bool:
+        return path in present or path.split(".", 1)[0] in present
+
+    where = f"{source}: " if source else ""
+    missing = [c for c in contract.column_names() if c not in present]
+    if missing:
+        raise InputDataError(
+            f"{where}input is missing contract column(s) {', '.join(missing)} (contract {contract.name})"
+        )
+    for rule in rules:
+        if rule.type == "schema":
+            continue  # reporting absent columns is that rule's job
+        needed = list(rule.target_columns) + list(getattr(rule, "sum_columns", []) or [])
+        absent = [c for c in needed if not has(c)]
+        if absent:
+            raise InputDataError(f"{where}rule {rule.name} reads column(s) {', '.join(absent)} missing from the input")
+
+
+def _stage(df: DataFrame, contract: Contract) -> tuple[DataFrame, dict[str, _Field]]:
+    """The typed projection: contract columns cast to their types, raw values kept as hidden columns."""
+    specs = {f.name: f for f in contract.fields}
+    columns: list[Column] = []
+    fields: dict[str, _Field] = {}
+    for position, struct_field in enumerate(df.schema.fields):
+        name = struct_field.name
+        spec = specs.get(name)
+        if spec is None:
+            columns.append(q(name))
+            continue
+        declared = casting.parse_type(spec.type, f"schema.fields.{name}.type")
+        conversion = casting.convert(q(name), struct_field.dataType, declared, spec.date_format)
+        raw_alias = f"__dq_raw{position}" if conversion.changes else None
+        columns.append(conversion.typed.alias(name) if conversion.changes else q(name))
+        if raw_alias:
+            columns.append(q(name).alias(raw_alias))
+        fields[name] = _Field(name, declared, conversion, raw_alias, spec.date_format, spec.pii)
+    return df.select(*columns), fields
+
+
+def _join_flags(ctx: BuildContext, stage: DataFrame, cached: list[DataFrame]) -> DataFrame:
+    """Add a marker column per duplicated-key set (aggregation + broadcast join) and per foreign key."""
+    flagged = stage
+    for (columns, filter_sql), index in ctx.duplicate_sets.items():
+        marker = f"__dq_dup{index}"
+        aliases = [f"__dq_d{index}k{j}" for j in range(len(columns))]
+        present = reduce(lambda a, b: a & b, [ctx.col(c).isNotNull() for c in columns])
+        if filter_sql:
+            present = present & F.coalesce(ctx.expr(filter_sql, f"unique({','.join(columns)})"), F.lit(False))
+        duplicates = (
+            stage.where(present)
+            .groupBy(*[ctx.col(c).alias(a) for c, a in zip(columns, aliases)])
+            .agg(F.count(F.lit(1)).alias(marker))
+            .where(q(marker) > 1)
+            .persist(StorageLevel.MEMORY_AND_DISK)
+        )
+        cached.append(duplicates)
+        found = duplicates.count()  # the one aggregation for this key set
+        if found == 0:
+            flagged = flagged.withColumn(marker, F.lit(None).cast("long"))
+            continue
+        right = F.broadcast(duplicates) if found <= BROADCAST_DUPLICATE_KEYS else duplicates
+        condition = reduce(lambda a, b: a & b, [ctx.col(c) == q(a) for c, a in zip(columns, aliases)])
+        flagged = flagged.join(right, on=condition, how="left").drop(*aliases)
+    for index, (columns, reference) in enumerate(ctx.foreign_keys):
+        marker = f"__dq_fk{index}"
+        ref_columns = reference.columns or ([reference.column] if reference.column else list(columns))
+        if len(ref_columns) != len(columns):
+            raise ContractError(f"foreign_key on {', '.join(columns)}: reference names {len(ref_columns)} column(s)")
+        ref = read_reference(ctx.spark, reference)
+        absent = [c for c in ref_columns if c not in ref.columns]
+        if absent:
+            raise InputDataError(f"reference {reference.table or reference.path} has no column(s) {', '.join(absent)}")
+        aliases = [f"__dq_f{index}k{j}" for j in range(len(columns))]
+        keys = []
+        for column, ref_column, alias in zip(columns, ref_columns, aliases):
+            target = ctx.dtype(column)
+            value = q(ref_column)
+            if not casting.same_type(ref.schema[ref_column].dataType, target):
+                value = value.try_cast(target)
+            keys.append(value.alias(alias))
+        present = reduce(lambda a, b: a & b, [q(a).isNotNull() for a in aliases])
+        known = ref.select(*keys).where(present).distinct().withColumn(marker, F.lit(True))
+        condition = reduce(lambda a, b: a & b, [ctx.col(c) == q(a) for c, a in zip(columns, aliases)])
+        flagged = flagged.join(known, on=condition, how="left").drop(*aliases)
+    return flagged
+
+
+def _names_array(named: list[tuple[str, Column]]) -> Column:
+    """array<string> of the names whose condition is true on the row (compact: names only)."""
+    if not named:
+        return F.array().cast("array<string>")
+    return F.array_compact(F.array(*[F.when(condition, F.lit(name)) for name, condition in named]))
+
+
+def _outputs(full: DataFrame, fields: dict[str, _Field], input_columns: list[str],
+             user_columns: list[str]) -> tuple[DataFrame, DataFrame, DataFrame]:
+    """annotated (raw + arrays), valid (typed, no arrays), quarantine (raw + arrays), all over the cache."""
+    raw = [q(fields[c].raw_alias).alias(c) if c in fields and fields[c].raw_alias else q(c) for c in input_columns]
+    arrays = [q(ERRORS_COL), q(WARNINGS_COL)]
+    annotated = full.select(*raw, *arrays)
+    valid = full.where(F.size(q(ERRORS_COL)) == 0).select(*[q(c) for c in user_columns])
+    quarantine = full.where(F.size(q(ERRORS_COL)) > 0).select(*raw, *arrays)
+    return annotated, valid, quarantine
+
+
+def _column_metric_aggregates(ctx: BuildContext, contract: Contract, add: Any) -> dict[str, list[str]]:
+    """Per contract column: null count and value count; numeric non-PII columns also min, max, sum."""
+    out: dict[str, list[str]] = {}
+    for name, spec in ctx.fields.items():
+        value = q(name)
+        parts = {"null_count": F.count_if(value.isNull()), "count": F.count(value)}
+        if isinstance(spec.declared, NumericType) and not spec.pii:
+            # Raw values of PII columns never leave in metrics, so no min / max / sum for them.
+            parts.update({"min": F.min(value), "max": F.max(value), "sum": F.sum(value)})
+        out[name] = list(parts)
+        for metric, column in parts.items():
+            add(f"cm:{name}:{metric}", column)
+    return out
+
+
+def _column_metrics(metric_columns: dict[str, list[str]], values: dict[str, Any]) -> dict[str, ColumnMetrics]:
+    out = {}
+    for name, metrics in metric_columns.items():
+        found = {m: values[f"cm:{name}:{m}"] for m in metrics}
+        out[name] = ColumnMetrics(
+            null_count=int(found["null_count"]),
+            count=int(found["count"]),
+            min=None if found.get("min") is None else float(found["min"]),
+            max=None if found.get("max") is None else float(found["max"]),
+            sum=None if found.get("sum") is None else float(found["sum"]),
+        )
+    return out
+
+
+def _result(rule: Any, plan: RulePlan, index: int, values: dict[str, Any], total: int) -> RuleResult:
+    """Finalize one rule into its RuleResult."""
+    failed = values.get(f"v{index}")
+    failed_count = None if failed is None else int(failed)
+    if plan.violation is not None or rule.level == "row":
+        failed_count = failed_count or 0
+    scope_rows = int(values.get(f"scope{index}", total))
+    own = {key.split(":", 1)[1]: value for key, value in values.items() if key.startswith(f"r{index}:")}
+    if plan.finalize is not None:
+        outcome = plan.finalize(Measured(own, failed_count, scope_rows, total))
+    else:
+        outcome = _row_outcome(rule, failed_count or 0, scope_rows)
+    return RuleResult(
+        name=rule.name,
+        type=rule.type,
+        columns=list(rule.target_columns),
+        level=rule.level,
+        severity=rule.severity,
+        action=rule.action,
+        dimension=rule.dimension,
+        passed=outcome.passed,
+        status=outcome.status,  # type: ignore[arg-type]
+        failed_count=failed_count,
+        metric_value=outcome.metric_value,
+        threshold=outcome.threshold,
+        message=outcome.message,
+        expected=plan.expected,
+        content=plan.content,
+        description=rule.description,
+    )
+
+
+def _row_outcome(rule: Any, failed: int, scope_rows: int) -> Outcome:
+    passed = failed == 0
+    message = "no violations" if passed else f"{failed} of {scope_rows} row(s) violate the rule"
+    return Outcome(passed, status_of(rule, passed), float(failed), None, message)

@@ -1,0 +1,146 @@
+"""Value formats as Spark Column predicates: email, uuid, url, ipv4, date, timestamp, cpf, cnpj, phone.
+
+Everything is a native Column expression (no Python UDF), so formats run inside the single check pass.
+Each builder returns a boolean Column that is true for a valid value and null for a null value.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql.types import DataType, DateType, StringType, TimestampNTZType, TimestampType
+
+from dq_governance.errors import ContractError
+
+EMAIL_RE = (
+    r"^[A-Za-z0-9._%+\-]+@[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?"
+    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}$"
+)
+UUID_RE = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+URL_RE = r"^(?i)(https?|ftp)://[^\s/$.?#][^\s]*$"
+_OCTET = r"(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+IPV4_RE = rf"^{_OCTET}\.{_OCTET}\.{_OCTET}\.{_OCTET}$"
+# Brazil: optional +55, area code (DDD, two digits 1-9, parentheses optional), then a mobile
+# (9 + 4 digits) or landline (2-5 + 3 digits) prefix and 4 digits; space, dot or dash separators.
+PHONE_BR_RE = r"^(\+?55[\s.\-]?)?(\([1-9]{2}\)|[1-9]{2})[\s.\-]?(9[0-9]{4}|[2-5][0-9]{3})[\s.\-]?[0-9]{4}$"
+CPF_RE = r"^[0-9]{3}\.?[0-9]{3}\.?[0-9]{3}-?[0-9]{2}$"
+# CNPJ: 12 alphanumeric characters (the 2026 alphanumeric form; digits-only is a special case) + 2 check digits.
+CNPJ_RE = r"^[0-9A-Z]{2}\.?[0-9A-Z]{3}\.?[0-9A-Z]{3}/?[0-9A-Z]{4}-?[0-9]{2}$"
+
+DEFAULT_DATE_FORMAT = "yyyy-MM-dd"
+DEFAULT_TIMESTAMP_FORMAT = "yyyy-MM-dd HH:mm:ss"
+
+
+def _text(col: Column) -> Column:
+    return col.cast("string")
+
+
+def parse_date(col: Column, date_format: str | None) -> Column:
+    """A string Column parsed as a date with a Spark pattern (null when it does not parse)."""
+    # pyspark 4.0 has no try_to_date: parse as a timestamp with the pattern, then truncate to a date.
+    if date_format:
+        return F.to_date(F.try_to_timestamp(col, F.lit(date_format)))
+    return col.try_cast("date")
+
+
+def parse_timestamp(col: Column, date_format: str | None) -> Column:
+    """A string Column parsed as a timestamp with a Spark pattern (null when it does not parse)."""
+    if date_format:
+        return F.try_to_timestamp(col, F.lit(date_format))
+    return col.try_cast("timestamp")
+
+
+def _digit(text: Column, position: int) -> Column:
+    """The numeric value of the character at a 1-based position: ascii - 48 (also for CNPJ letters)."""
+    return F.ascii(F.substring(text, position, 1)) - F.lit(48)
+
+
+def _weighted_sum(text: Column, weights: list[int]) -> Column:
+    total = F.lit(0)
+    for position, weight in enumerate(weights, start=1):
+        total = total + _digit(text, position) * F.lit(weight)
+    return total
+
+
+def _not_all_same(text: Column) -> Column:
+    # 000.000.000-00 and the like pass the arithmetic but are not issued.
+    return ~text.rlike(r"^(.)\1*$")
+
+
+def cpf_valid(col: Column) -> Column:
+    """CPF with or without punctuation, both check digits verified (mod 11)."""
+    text = F.trim(_text(col))
+    digits = F.regexp_replace(text, r"[.\-]", "")
+    dv1 = (_weighted_sum(digits, list(range(10, 1, -1))) * 10) % 11 % 10
+    dv2 = (_weighted_sum(digits, list(range(11, 1, -1))) * 10) % 11 % 10
+    return (
+        text.rlike(CPF_RE)
+        & _not_all_same(digits)
+        & (dv1 == _digit(digits, 10))
+        & (dv2 == _digit(digits, 11))
+    )
+
+
+def _cnpj_dv(total: Column) -> Column:
+    rest = total % 11
+    return F.when(rest < 2, F.lit(0)).otherwise(F.lit(11) - rest)
+
+
+def cnpj_valid(col: Column) -> Column:
+    """CNPJ numeric or alphanumeric (char value = ascii - 48), punctuation optional, both check digits."""
+    text = F.upper(F.trim(_text(col)))
+    chars = F.regexp_replace(text, r"[./\-]", "")
+    dv1 = _cnpj_dv(_weighted_sum(chars, [5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2]))
+    dv2 = _cnpj_dv(_weighted_sum(chars, [6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2]))
+    return (
+        text.rlike(CNPJ_RE)
+        & _not_all_same(chars)
+        & (dv1 == _digit(chars, 13))
+        & (dv2 == _digit(chars, 14))
+    )
+
+
+def _regex(pattern: str, trim: bool = False) -> Callable[[Column, str | None], Column]:
+    def build(col: Column, _fmt: str | None) -> Column:
+        text = F.trim(_text(col)) if trim else _text(col)
+        return text.rlike(pattern)
+
+    return build
+
+
+def _date(col: Column, date_format: str | None) -> Column:
+    return parse_date(col, date_format or DEFAULT_DATE_FORMAT).isNotNull()
+
+
+def _timestamp(col: Column, date_format: str | None) -> Column:
+    return parse_timestamp(col, date_format or DEFAULT_TIMESTAMP_FORMAT).isNotNull()
+
+
+#: format name -> builder(col, date_format) -> boolean Column (true = valid)
+FORMATS: dict[str, Callable[[Column, str | None], Column]] = {
+    "email": _regex(EMAIL_RE),
+    "uuid": _regex(UUID_RE),
+    "url": _regex(URL_RE),
+    "ipv4": _regex(IPV4_RE),
+    "phone": _regex(PHONE_BR_RE, trim=True),
+    "date": _date,
+    "timestamp": _timestamp,
+    "cpf": lambda col, _fmt: cpf_valid(col),
+    "cnpj": lambda col, _fmt: cnpj_valid(col),
+}
+
+_TEMPORAL = (DateType, TimestampType, TimestampNTZType)
+
+
+def is_valid(name: str, col: Column, date_format: str | None = None, dtype: DataType | None = None) -> Column:
+    """True where the value has the named format; null where the value is null."""
+    builder = FORMATS.get(name)
+    if builder is None:
+        raise ContractError(f"unknown format {name!r}; known: {', '.join(sorted(FORMATS))}")
+    if name in ("date", "timestamp") and isinstance(dtype, _TEMPORAL):
+        return F.when(col.isNotNull(), F.lit(True))  # already a typed date/timestamp
+    if dtype is not None and not isinstance(dtype, StringType) and name in ("date", "timestamp"):
+        return col.cast("string").isNotNull()
+    return F.when(col.isNotNull(), builder(col, date_format))

@@ -1,0 +1,452 @@
+"""Rule type -> one function that builds the rule's Spark Columns.
+
+Row rules return a violation Column (true = the row breaks the rule). Dataset rules return aggregate
+Columns, which the engine folds into its single aggregation, and a `finalize` step that compares the
+metric with the rule's thresholds. Adding a rule type = one builder + `@register` + its test.
+
+`volume` is registered: it compares the row count with report history when the caller passes it
+(`volume_history`), and otherwise reports `skipped: no history` (status skipped, never blocks).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql.types import BooleanType, DataType, NumericType, StringType
+
+from dq_governance.checks import formats
+from dq_governance.contracts.thresholds import Threshold, parse_threshold
+from dq_governance.errors import ContractError
+
+if TYPE_CHECKING:
+    from dq_governance.checks.engine import BuildContext
+
+
+@dataclass
+class Measured:
+    """What the single pass measured for one rule, handed to its finalize step."""
+
+    values: dict[str, Any]  # the rule's own aggregates, by the keys its builder used
+    failed_count: int | None  # rows flagged by the rule's violation Column
+    scope_rows: int  # rows the rule applies to (its `filter`, or all rows)
+    total_rows: int
+
+
+@dataclass
+class Outcome:
+    """A rule's verdict."""
+
+    passed: bool
+    status: str
+    metric_value: float | None = None
+    threshold: str | None = None
+    message: str = ""
+
+
+@dataclass
+class RulePlan:
+    """The Spark side of one rule."""
+
+    violation: Column | None = None  # row flag; None when no row can violate
+    aggregates: dict[str, Column] = field(default_factory=dict)
+    finalize: Callable[[Measured], Outcome] | None = None  # None: passed iff failed_count == 0
+    expected: str | None = None
+    content: str | None = None
+
+
+Builder = Callable[[Any, "BuildContext"], RulePlan]
+REGISTRY: dict[str, Builder] = {}
+
+
+def register(*types: str) -> Callable[[Builder], Builder]:
+    """Register a builder for one or more rule types."""
+
+    def wrap(builder: Builder) -> Builder:
+        for rule_type in types:
+            if rule_type in REGISTRY:
+                raise ValueError(f"rule type {rule_type!r} registered twice")
+            REGISTRY[rule_type] = builder
+        return builder
+
+    return wrap
+
+
+def builder_for(rule_type: str) -> Builder:
+    """The builder of a rule type; ContractError when none is registered."""
+    try:
+        return REGISTRY[rule_type]
+    except KeyError:
+        raise ContractError(f"rule type {rule_type!r} has no check implementation") from None
+
+
+# --------------------------------------------------------------------------- verdict helpers
+
+
+def blocks(rule: Any) -> bool:
+    """Whether a failure of this rule marks rows invalid / counts as an error."""
+    return rule.severity == "error" and rule.action != "warn"
+
+
+def status_of(rule: Any, passed: bool, warned: bool = False) -> str:
+    """`failed` (or `warned` for warn-severity rules) when not passed; else `warned` / `passed`."""
+    if not passed:
+        return "failed" if blocks(rule) else "warned"
+    return "warned" if warned else "passed"
+
+
+def judge(rule: Any, metric: float | None, *, unit_metrics: dict[str | None, float | None] | None = None,
+          extra: list[str] | None = None, what: str = "metric") -> Outcome:
+    """Compare a metric with `must_be` (fails the rule) and `warn` (recorded only)."""
+    problems = list(extra or [])
+    must = parse_threshold(rule.must_be) if getattr(rule, "must_be", None) is not None else None
+    warn = parse_threshold(rule.warn) if getattr(rule, "warn", None) is not None else None
+
+    def value_for(threshold: Threshold) -> float | None:
+        if unit_metrics and threshold.unit in unit_metrics:
+            return unit_metrics[threshold.unit]
+        return metric
+
+    shown = _fmt(metric)
+    threshold_text = f"must_be {must}" if must else (f"warn {warn}" if warn else None)
+    if must is not None and not must.holds(value_for(must)):
+        problems.append(f"{what} {shown} fails must_be {must}")
+    if problems:
+        return Outcome(False, status_of(rule, False), metric, threshold_text, "; ".join(problems))
+    if warn is not None and not warn.holds(value_for(warn)):
+        return Outcome(True, "warned", metric, f"warn {warn}", f"{what} {shown} outside warn {warn}")
+    return Outcome(True, "passed", metric, threshold_text, f"{what} {shown}" + (f" meets {threshold_text}" if threshold_text else ""))
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+def _num(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _one_column(rule: Any) -> str:
+    columns = rule.target_columns
+    if len(columns) != 1:
+        raise ContractError(f"rule {rule.name}: {rule.type} takes exactly one column, got {len(columns)}")
+    return columns[0]
+
+
+# --------------------------------------------------------------------------- row rules
+
+
+@register("not_null")
+def not_null(rule: Any, ctx: BuildContext) -> RulePlan:
+    """Any of the columns has no value (null, or blank text in a converted column)."""
+    violation = _any(ctx.absent(c) for c in rule.target_columns)
+    return RulePlan(violation=violation, expected="not null")
+
+
+@register("unique")
+def unique(rule: Any, ctx: BuildContext) -> RulePlan:
+    """Every row of a key that occurs more than once; null keys never collide."""
+    return RulePlan(violation=ctx.duplicate_flag(rule.target_columns, rule.filter),
+                    expected=f"unique ({', '.join(rule.target_columns)})")
+
+
+@register("range")
+def range_(rule: Any, ctx: BuildContext) -> RulePlan:
+    """Below `min` or above `max` (exclusive bounds optional)."""
+    value = ctx.number(rule.column)
+    checks, expected = [], []
+    if rule.min is not None:
+        checks.append(value <= F.lit(rule.min) if rule.min_exclusive else value < F.lit(rule.min))
+        expected.append(f"{'>' if rule.min_exclusive else '>='} {rule.min}")
+    if rule.max is not None:
+        checks.append(value >= F.lit(rule.max) if rule.max_exclusive else value > F.lit(rule.max))
+        expected.append(f"{'<' if rule.max_exclusive else '<='} {rule.max}")
+    return RulePlan(violation=_any(checks), expected=" and ".join(expected))
+
+
+@register("allowed_values")
+def allowed_values(rule: Any, ctx: BuildContext) -> RulePlan:
+    """A present value outside the list."""
+    return RulePlan(violation=_not_in(ctx.col(rule.column), ctx.dtype(rule.column), rule.values),
+                    expected=f"in {list(rule.values)}")
+
+
+@register("regex")
+def regex(rule: Any, ctx: BuildContext) -> RulePlan:
+    """A present value with no match of the (Java) pattern; anchor it with ^...$ for a full match."""
+    return RulePlan(violation=~ctx.col(rule.column).cast("string").rlike(rule.pattern),
+                    expected=f"matches {rule.pattern}")
+
+
+@register("format")
+def format_(rule: Any, ctx: BuildContext) -> RulePlan:
+    """A present value not in the named format."""
+    valid = formats.is_valid(rule.format, ctx.col(rule.column), rule.date_format, ctx.dtype(rule.column))
+    return RulePlan(violation=~valid, expected=f"format {rule.format}")
+
+
+@register("length")
+def length(rule: Any, ctx: BuildContext) -> RulePlan:
+    """Text length outside [min, max]."""
+    size = F.length(ctx.col(rule.column).cast("string"))
+    checks, expected = [], []
+    if rule.min is not None:
+        checks.append(size < F.lit(rule.min))
+        expected.append(f"length >= {rule.min}")
+    if rule.max is not None:
+        checks.append(size > F.lit(rule.max))
+        expected.append(f"length <= {rule.max}")
+    return RulePlan(violation=_any(checks) if checks else None, expected=" and ".join(expected) or "any length")
+
+
+@register("type")
+def type_(rule: Any, ctx: BuildContext) -> RulePlan:
+    """A present value that does not convert to the declared type (null / blank never violate)."""
+    expected = f"type {rule.data_type}" + (f" ({rule.date_format})" if rule.date_format else "")
+    return RulePlan(violation=ctx.type_violation(rule.column, rule.data_type, rule.date_format), expected=expected)
+
+
+@register("expression")
+def expression(rule: Any, ctx: BuildContext) -> RulePlan:
+    """Rows where the SQL boolean is false (null is not a violation)."""
+    return RulePlan(violation=~ctx.expr(rule.expression, rule.name), expected=rule.expression,
+                    content=rule.expression)
+
+
+@register("foreign_key")
+def foreign_key(rule: Any, ctx: BuildContext) -> RulePlan:
+    """A non-null key absent from the reference (one left join per rule)."""
+    ref = rule.reference
+    where = ref.table or ref.path
+    return RulePlan(violation=ctx.foreign_key_flag(rule.target_columns, ref),
+                    expected=f"exists in {where}")
+
+
+# --------------------------------------------------------------------------- dataset rules
+
+
+@register("row_count")
+def row_count(rule: Any, ctx: BuildContext) -> RulePlan:
+    """Rows in scope against min / max and must_be / warn."""
+
+    def finalize(m: Measured) -> Outcome:
+        count = m.scope_rows
+        extra = []
+        if rule.min is not None and count < rule.min:
+            extra.append(f"row count {count} is below min {rule.min}")
+        if rule.max is not None and count > rule.max:
+            extra.append(f"row count {count} is above max {rule.max}")
+        outcome = judge(rule, float(count), extra=extra, what="row count")
+        if outcome.threshold is None and (rule.min is not None or rule.max is not None):
+            outcome.threshold = _bounds_text(rule.min, rule.max)
+        return outcome
+
+    return RulePlan(finalize=finalize, expected=_expected_thresholds(rule) or _bounds_text(rule.min, rule.max))
+
+
+def _count_metric_rule(rule: Any, violation: Column | None, what: str) -> RulePlan:
+    """missing_* / invalid_* / duplicate_*: flag offending rows, compare the count or percent."""
+
+    def finalize(m: Measured) -> Outcome:
+        count = float(m.failed_count or 0)
+        percent = 100.0 * count / m.scope_rows if m.scope_rows else None
+        metric = percent if rule.type.endswith("_percent") else count
+        return judge(rule, metric, unit_metrics={"percent": percent}, what=f"{what} {rule.type.rsplit('_', 1)[1]}")
+
+    return RulePlan(violation=violation, finalize=finalize, expected=_expected_thresholds(rule))
+
+
+@register("missing_count", "missing_percent")
+def missing(rule: Any, ctx: BuildContext) -> RulePlan:
+    """Absent values; the rows are flagged, the count / percent (of rows in scope) is compared."""
+    return _count_metric_rule(rule, _any(ctx.absent(c) for c in rule.target_columns), "missing")
+
+
+@register("invalid_count", "invalid_percent")
+def invalid(rule: Any, ctx: BuildContext) -> RulePlan:
+    """Present values failing valid_format / valid_values / valid_regex."""
+    column = _one_column(rule)
+    value = ctx.col(column)
+    if rule.valid_format is not None:
+        bad = ~formats.is_valid(rule.valid_format, value, rule.date_format, ctx.dtype(column))
+    elif rule.valid_values is not None:
+        bad = _not_in(value, ctx.dtype(column), rule.valid_values)
+    else:
+        bad = ~value.cast("string").rlike(rule.valid_regex)
+    return _count_metric_rule(rule, bad, "invalid")
+
+
+@register("duplicate_count", "duplicate_percent")
+def duplicate(rule: Any, ctx: BuildContext) -> RulePlan:
+    """Rows whose (composite) key occurs more than once; every such row is flagged."""
+    return _count_metric_rule(rule, ctx.duplicate_flag(rule.target_columns, rule.filter), "duplicate")
+
+
+_AGGREGATES: dict[str, Callable[[Column], Column]] = {
+    "avg": F.avg,
+    "sum": F.sum,
+    "min": F.min,
+    "max": F.max,
+    "stddev": F.stddev_samp,
+}
+
+
+@register("avg", "sum", "min", "max", "stddev")
+def aggregate(rule: Any, ctx: BuildContext) -> RulePlan:
+    """An aggregate of a numeric column compared with its thresholds; no values -> skipped."""
+    column = _one_column(rule)
+    agg = _AGGREGATES[rule.type](ctx.in_scope(rule, ctx.number(column)))
+
+    def finalize(m: Measured) -> Outcome:
+        value = _num(m.values["value"])
+        if value is None:
+            return Outcome(True, "skipped", None, _expected_thresholds(rule), f"skipped: no values in {column}")
+        return judge(rule, value, what=f"{rule.type}({column})")
+
+    return RulePlan(aggregates={"value": agg}, finalize=finalize, expected=_expected_thresholds(rule))
+
+
+@register("freshness")
+def freshness(rule: Any, ctx: BuildContext) -> RulePlan:
+    """Age in seconds of the newest value of a date / timestamp column, against a duration threshold."""
+    latest = F.max(F.unix_timestamp(ctx.in_scope(rule, ctx.timestamp(rule.column))))
+
+    def finalize(m: Measured) -> Outcome:
+        newest = m.values["latest"]
+        if newest is None:
+            return Outcome(False, status_of(rule, False), None, _expected_thresholds(rule),
+                           f"no value in {rule.column} to measure freshness")
+        age = max(0.0, time.time() - float(newest))
+        # A bare number in a freshness threshold means minutes, as in parse_duration.
+        return judge(rule, age, unit_metrics={None: age / 60.0}, what="age seconds")
+
+    return RulePlan(aggregates={"latest": latest}, finalize=finalize, expected=_expected_thresholds(rule))
+
+
+@register("schema")
+def schema(rule: Any, ctx: BuildContext) -> RulePlan:
+    """The input DataFrame's schema has the required columns, with the stated types."""
+    from dq_governance.checks.casting import parse_type, same_type
+
+    def finalize(m: Measured) -> Outcome:
+        actual = {f.name: f.dataType for f in ctx.input_schema.fields}
+        problems = [f"missing column {c}" for c in rule.required_columns if c not in actual]
+        for column, type_text in rule.column_types.items():
+            if column not in actual:
+                problems.append(f"missing column {column}")
+            elif not same_type(actual[column], parse_type(type_text, f"{rule.name}.column_types.{column}")):
+                problems.append(f"column {column} is {actual[column].simpleString()}, expected {type_text}")
+        problems = list(dict.fromkeys(problems))
+        if problems:
+            return Outcome(False, status_of(rule, False), float(len(problems)), None, "; ".join(problems))
+        return Outcome(True, "passed", 0.0, None, "schema matches")
+
+    expected = ", ".join([*rule.required_columns, *(f"{c}: {t}" for c, t in rule.column_types.items())])
+    return RulePlan(finalize=finalize, expected=expected or "any schema")
+
+
+@register("sql")
+def sql(rule: Any, ctx: BuildContext) -> RulePlan:
+    """A query over `_validation_df` returning one boolean; true passes."""
+
+    def finalize(m: Measured) -> Outcome:
+        value = ctx.validation_query(rule.query, rule.name)
+        if value is True:
+            return Outcome(True, "passed", 1.0, None, "query returned true")
+        message = rule.error_message or f"query returned {str(value).lower()}"
+        return Outcome(False, status_of(rule, False), 0.0, None, message)
+
+    return RulePlan(finalize=finalize, expected="query returns true", content=rule.query)
+
+
+@register("reconcile")
+def reconcile(rule: Any, ctx: BuildContext) -> RulePlan:
+    """Row count and column sums equal the source's (sums within `tolerance`)."""
+    aggregates = {f"sum:{c}": F.sum(ctx.in_scope(rule, ctx.col(c))) for c in rule.sum_columns}
+
+    def finalize(m: Measured) -> Outcome:
+        source = ctx.source_totals(rule.source, rule.sum_columns)
+        problems, worst = [], 0.0
+        if rule.compare_count:
+            diff = abs(m.scope_rows - source["count"])
+            worst = max(worst, float(diff))
+            if diff:
+                problems.append(f"row count {m.scope_rows} differs from source {source['count']}")
+        for column in rule.sum_columns:
+            mine, theirs = m.values[f"sum:{column}"], source[f"sum:{column}"]
+            diff = abs(float(mine or 0) - float(theirs or 0))
+            worst = max(worst, diff)
+            if diff > float(rule.tolerance):
+                problems.append(f"sum({column}) differs from source by {_fmt(diff)} (tolerance {rule.tolerance})")
+        if problems:
+            return Outcome(False, status_of(rule, False), worst, f"tolerance {rule.tolerance}", "; ".join(problems))
+        return Outcome(True, "passed", worst, f"tolerance {rule.tolerance}", "matches source")
+
+    where = rule.source.table or rule.source.path
+    return RulePlan(aggregates=aggregates, finalize=finalize, expected=f"matches {where}")
+
+
+@register("volume")
+def volume(rule: Any, ctx: BuildContext) -> RulePlan:
+    """Row count against history (median and MAD); without enough history: skipped."""
+
+    def finalize(m: Measured) -> Outcome:
+        history = list(ctx.volume_history or [])[-rule.history_runs:]
+        count = float(m.scope_rows)
+        if len(history) < rule.min_history:
+            return Outcome(True, "skipped", count, None,
+                           f"skipped: no history ({len(history)} of {rule.min_history} runs needed)")
+        median = statistics.median(history)
+        mad = statistics.median(abs(x - median) for x in history)
+        score = math.inf if mad == 0 and count != median else (0.0 if mad == 0 else 0.6745 * abs(count - median) / mad)
+        extra = []
+        if score > float(rule.sensitivity):
+            extra.append(f"row count {int(count)} is off the median {_fmt(float(median))} (robust z {_fmt(score)})")
+        return judge(rule, count, extra=extra, what="row count")
+
+    return RulePlan(finalize=finalize, expected=f"robust z <= {rule.sensitivity} over {rule.history_runs} runs")
+
+
+# --------------------------------------------------------------------------- small helpers
+
+
+def _any(conditions: Any) -> Column | None:
+    result = None
+    for condition in conditions:
+        result = condition if result is None else (result | condition)
+    return result
+
+
+def _not_in(value: Column, dtype: DataType, allowed: list[Any]) -> Column:
+    """A present value outside the list, comparing in the column's type when the values fit it."""
+    if isinstance(dtype, BooleanType) and all(isinstance(v, bool) for v in allowed):
+        return ~value.isin(allowed)
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in allowed)
+    if isinstance(dtype, NumericType) and numbers:
+        return ~value.isin(allowed)
+    texts = [str(v).lower() if isinstance(v, bool) else str(v) for v in allowed]
+    text = value if isinstance(dtype, StringType) else value.cast("string")
+    return ~text.isin(texts)
+
+
+def _bounds_text(low: Any, high: Any) -> str | None:
+    parts = ([f">= {low}"] if low is not None else []) + ([f"<= {high}"] if high is not None else [])
+    return " and ".join(parts) or None
+
+
+def _expected_thresholds(rule: Any) -> str | None:
+    parts = []
+    if getattr(rule, "must_be", None) is not None:
+        parts.append(f"must_be {rule.must_be}")
+    if getattr(rule, "warn", None) is not None:
+        parts.append(f"warn {rule.warn}")
+    return "; ".join(parts) or None

@@ -1,0 +1,204 @@
+"""`dqgov check`: check a dataset against its contract, publish under the policy, record report and lineage.
+
+Exit codes: 0 published (passed or warned), 1 the gate blocked publication, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+import click
+
+from dq_governance.cli.app import cli
+from dq_governance.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, InputDataError
+
+log = logging.getLogger(__name__)
+INPUT_FORMATS = ("csv", "parquet", "json", "delta", "table")
+TEXT_FORMATS = ("csv", "json")
+
+
+def _uuid(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a UUID") from None
+
+
+@cli.command("check")
+@click.argument("contract_path", metavar="CONTRACT")
+@click.option("--input", "input_path", help="Data to check (default: the contract's dataset.path or table).")
+@click.option("--format", "input_format", type=click.Choice(INPUT_FORMATS), help="Input format (default: from the contract or the file extension).")
+@click.option("--output", help="Target for valid rows (default: out/<contract>/valid).")
+@click.option("--output-format", type=click.Choice(("parquet", "delta", "table")), default="parquet", show_default=True)
+@click.option("--mode", type=click.Choice(("overwrite", "append", "merge")), default="overwrite", show_default=True)
+@click.option("--merge-keys", help="Comma-separated keys for --mode merge (Delta).")
+@click.option("--quarantine", help="Where invalid rows go (default: out/<contract>/quarantine).")
+@click.option("--report", help="Report history directory (default: out/report).")
+@click.option("--run-id", callback=_uuid, help="Run id (a UUID; default: a new one).")
+@click.option("--pipeline", help="Pipeline name in the report and lineage (default: the contract name).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the table.")
+@click.option("--lineage", help="OpenLineage: file:PATH | http(s)://URL | console | none (default: file next to the report).")
+@click.option("--lineage-strict", is_flag=True, help="Fail the run when a lineage event cannot be emitted.")
+@click.option("--no-listener", is_flag=True, help="Do not attach the OpenLineage Spark listener.")
+@click.option("--parent-run-id", help="Orchestrator run id, for the OpenLineage parent facet.")
+@click.option("--parent-job", help="Orchestrator job as NAMESPACE/NAME.")
+@click.option("--no-mask", is_flag=True, help="Publish PII columns unmasked (needs the next flag too).")
+@click.option("--i-know-this-publishes-unmasked-data", "unmasked_ok", is_flag=True,
+              help="Confirm --no-mask.")
+def check_command(
+    contract_path: str, input_path: str | None, input_format: str | None, output: str | None, output_format: str,
+    mode: str, merge_keys: str | None, quarantine: str | None, report: str | None, run_id: str | None,
+    pipeline: str | None, as_json: bool, lineage: str | None, lineage_strict: bool, no_listener: bool,
+    parent_run_id: str | None, parent_job: str | None, no_mask: bool, unmasked_ok: bool,
+) -> int:
+    """Check CONTRACT's dataset; publish valid rows, quarantine invalid ones, append the report."""
+    from dq_governance.api import resolve_contract, run
+
+    if no_mask and not unmasked_ok:
+        raise ConfigError("--no-mask publishes PII unmasked; add --i-know-this-publishes-unmasked-data to confirm")
+    if unmasked_ok and not no_mask:
+        raise ConfigError("--i-know-this-publishes-unmasked-data only goes with --no-mask")
+    contract, _ = resolve_contract(contract_path)
+    source = input_path or contract.dataset.path or contract.dataset.table
+    if not source:
+        raise InputDataError(f"{contract_path}: no --input given and the contract names no dataset.path or table")
+    fmt = input_format or _guess_format(source, contract.dataset.format, is_table=not input_path and not contract.dataset.path)
+    if fmt != "table" and "://" not in source and not Path(source).exists():
+        raise InputDataError(f"{source}: no such file or directory")
+    keys = [k.strip() for k in (merge_keys or "").split(",") if k.strip()]
+    if mode == "merge" and not keys:
+        raise ConfigError("--mode merge needs --merge-keys")
+    if mode == "merge" and output_format == "parquet":
+        output_format = "delta"  # a merge needs Delta; say so in the summary rather than fail
+    base = Path("out")
+    output = output or str(base / contract.name / "valid")
+    quarantine = quarantine or str(base / contract.name / "quarantine")
+    report = report or str(base / "report")
+    lineage = lineage or f"file:{Path(report).resolve().parent / 'lineage' / 'events.jsonl'}"
+
+    spark, owned = _session(contract, lineage, listener=not no_listener, parent_run_id=parent_run_id,
+                            parent_job=parent_job, delta="delta" in (fmt, output_format))
+    try:
+        df = _read(spark, fmt, source)
+        result = run(
+            df, contract, target=output, quarantine=quarantine, report=report, mode=mode, format=output_format,
+            merge_keys=keys, mask=not no_mask, lineage=lineage, lineage_strict=lineage_strict,
+            parent_run_id=parent_run_id, parent_job=parent_job, run_id=run_id, pipeline=pipeline,
+            source=source, raise_on_block=False, contract_location=contract_path,
+        )
+        if as_json:
+            summary = result.summary()
+            summary.update({"masking": result.masking, "outputs": result.outputs, "report": report})
+            click.echo(json.dumps(summary, default=str))
+        else:
+            click.echo(render_summary(result, report=report))
+    finally:
+        if owned:
+            spark.stop()
+    return EXIT_OK if result.gate.publish else EXIT_GATE_FAILED
+
+
+def _guess_format(source: str, declared: str | None, *, is_table: bool) -> str:
+    if is_table:
+        return "table"
+    suffix = Path(source).suffix.lower().lstrip(".")
+    if suffix in ("csv", "json", "parquet"):
+        return suffix
+    if suffix in ("jsonl", "ndjson"):
+        return "json"
+    if declared in INPUT_FORMATS:
+        return declared
+    if Path(source, "_delta_log").is_dir():
+        return "delta"
+    return "parquet" if Path(source).is_dir() else "csv"
+
+
+def _read(spark: Any, fmt: str, source: str) -> Any:
+    """The input DataFrame; text formats read every column as a string (the contract casts them)."""
+    try:
+        if fmt == "csv":
+            return spark.read.option("header", True).option("mode", "PERMISSIVE").csv(source)
+        if fmt == "json":
+            return spark.read.option("primitivesAsString", True).json(source)
+        if fmt == "table":
+            if not spark.catalog.tableExists(source):
+                raise InputDataError(f"table {source} does not exist")
+            return spark.table(source)
+        if fmt == "delta":
+            return spark.read.format("delta").load(source)
+        return spark.read.parquet(source)
+    except InputDataError:
+        raise
+    except Exception as exc:  # Spark's AnalysisException and friends: one line, no trace
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputDataError(f"{source}: cannot read as {fmt}: {first}") from None
+
+
+def _session(contract: Any, lineage: str | None, *, listener: bool, parent_run_id: str | None,
+             parent_job: str | None, delta: bool) -> tuple[Any, bool]:
+    """The Spark session (with the OpenLineage listener when available) and whether this command owns it."""
+    from pyspark.sql import SparkSession
+
+    if SparkSession.getActiveSession() is not None:
+        return SparkSession.getActiveSession(), False
+    from dq_governance.lineage.spark import spark_session
+
+    conf = {"spark.ui.enabled": "false", "spark.sql.session.timeZone": "UTC"}
+    if delta:
+        conf.update(_delta_conf())
+    session = spark_session("dqgov-check", lineage=lineage, contract=contract, listener=listener,
+                            parent_run_id=parent_run_id, parent_job=parent_job, **conf)
+    session.sparkContext.setLogLevel("ERROR")
+    return session, True
+
+
+def _delta_conf() -> dict[str, str]:
+    """Session settings for Delta: the delta-spark jar matching the installed pip package."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        delta_version = version("delta-spark")
+    except PackageNotFoundError:
+        raise ConfigError("Delta needs the delta-spark package: pip install 'dq-governance[delta]'") from None
+    return {
+        "spark.jars.packages": f"io.delta:delta-spark_2.13:{delta_version}",
+        "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+        "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+    }
+
+
+def render_summary(result: Any, *, report: str | None = None) -> str:
+    """The readable summary: one line per rule, then totals, the gate decision and the outputs."""
+    rows = [("rule", "type", "column", "severity", "failed", "metric", "status")]
+    for rule in result.rules:
+        rows.append((
+            rule.name, rule.type, rule.column or "-", rule.severity,
+            "-" if rule.failed_count is None else str(rule.failed_count),
+            "-" if rule.metric_value is None else f"{rule.metric_value:g}",
+            rule.status.upper() if rule.status != "passed" else "ok",
+        ))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = [f"contract {result.contract_name} {result.contract_version}   run {result.run_id}   "
+             f"pipeline {result.pipeline}"]
+    lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+    score = "n/a (empty input)" if result.quality_score is None else f"{result.quality_score:.4f}"
+    lines.append("")
+    lines.append(f"rows: total {result.total_rows}  valid {result.valid_rows}  invalid {result.invalid_rows}  "
+                 f"quality_score {score}")
+    verdict = "PUBLISH" if result.gate.publish else "BLOCKED"
+    lines.append(f"status: {result.status}   gate: {verdict}   published: {'yes' if result.published else 'no'}"
+                 f"   masking: {result.masking or 'none'}")
+    for reason in result.gate.reasons:
+        lines.append(f"  - {reason}")
+    for out in result.outputs:
+        lines.append(f"wrote {out['kind']}: {out['location']} ({out['rows']} rows, {out['format']})")
+    if report:
+        lines.append(f"report: {report}")
+    return "\n".join(lines)

@@ -1,0 +1,40 @@
+"""`dqgov serve`: the OpenLineage HTTP collector and impact endpoint (localhost by default)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from dq_governance.cli.app import cli
+from dq_governance.errors import ConfigError
+from dq_governance.lineage.collector import DEFAULT_MAX_BODY, LINEAGE_PATH, TOKEN_ENV, make_server
+from dq_governance.lineage.graph import DEFAULT_DB
+
+
+@cli.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind (localhost by default).")
+@click.option("--port", type=click.IntRange(0, 65535), default=5000, show_default=True)
+@click.option("--db", "db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB, show_default=True,
+              help="The lineage store.")
+@click.option("--max-body", type=click.IntRange(min=1), default=DEFAULT_MAX_BODY, show_default=True,
+              help="Largest accepted request body in bytes (larger gives 413).")
+@click.option("--token-env", default=TOKEN_ENV, show_default=True,
+              help="Environment variable holding the bearer token; when it is set, requests need it.")
+def serve_command(host: str, port: int, db: Path, max_body: int, token_env: str) -> int:
+    """Receive OpenLineage events at POST /api/v1/lineage; answer GET /api/v1/impact and /healthz."""
+    token = os.environ.get(token_env) or None
+    try:
+        server = make_server(db, host, port, max_body=max_body, token=token)
+    except OSError as exc:
+        raise ConfigError(f"cannot bind {host}:{port}: {exc.strerror}") from None
+    auth = f"bearer token from ${token_env}" if token else "no authentication"
+    click.echo(f"dqgov collector on {server.url}{LINEAGE_PATH} (store {db}, {auth}); Ctrl-C stops it")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0

@@ -1,0 +1,64 @@
+"""`dqgov sync`: push contracts (and the latest results) to OpenMetadata or DataHub, or dry-run to files."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from dq_governance.cli.app import cli
+
+
+@cli.command("sync")
+@click.option("--catalog", required=True, type=click.Choice(["openmetadata", "datahub"]), help="Target catalog.")
+@click.option("--url", default=None, help="Catalog URL (or DQGOV_OPENMETADATA_URL / DQGOV_DATAHUB_URL). "
+              "Without one the sync is a dry run.")
+@click.option("--contracts", "contracts", multiple=True, type=click.Path(path_type=str),
+              help="Contract file or directory (repeatable). Default: ./contracts")
+@click.option("--results", default=None, type=click.Path(path_type=str),
+              help="Report history written by `dqgov check --report`; the latest run per contract is pushed.")
+@click.option("--dry-run", is_flag=True, help="Send nothing; write each request as a numbered JSON file.")
+@click.option("--out", default=None, type=click.Path(path_type=str),
+              help="Directory for dry-run request files (default ./catalog-requests/<catalog>).")
+@click.option("--server-version", default=None, help="OpenMetadata version X.Y to target in a dry run "
+              "(instead of GET /api/v1/system/version).")
+@click.option("--create-tables", is_flag=True, help="OpenMetadata: create missing tables with PUT /api/v1/tables.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def sync_command(catalog: str, url: str | None, contracts: tuple[str, ...], results: str | None, dry_run: bool,
+                 out: str | None, server_version: str | None, create_tables: bool, as_json: bool) -> int:
+    """Sync contracts, owners, PII tags and quality results into a catalog."""
+    from dq_governance.catalogs.sync import default_out, load_contracts, load_results, make_pusher, sync
+
+    loaded, notes = load_contracts(list(contracts) or ["contracts"])
+    latest = load_results(results) if results else None
+    pusher = make_pusher(catalog, url=url, dry_run=dry_run or out is not None, out=out,
+                         server_version=server_version, create_tables=create_tables)
+    for note in notes:
+        pusher.report.note(note)
+    with click.progressbar(length=len(loaded), label=f"sync {catalog}", file=click.get_text_stream("stderr"),
+                           show_pos=True) as bar:
+        report = sync(pusher, loaded, latest, progress=lambda _contract: bar.update(1))
+    if as_json:
+        click.echo(json.dumps(report.as_dict(), indent=2))
+    else:
+        _print_summary(report, out or (str(default_out(catalog)) if report.dry_run else None),
+                       getattr(pusher.transport, "count", 0))
+    return report.exit_code
+
+
+def _print_summary(report, out: str | None, files: int) -> None:  # type: ignore[no-untyped-def]
+    mode = "dry run" if report.dry_run else "sent"
+    version = f", server {report.server_version}" if report.server_version else ""
+    click.echo(f"dqgov sync {report.catalog} ({mode}{version}): {len(report.created)} created, "
+               f"{len(report.updated)} updated, {len(report.unchanged)} unchanged, "
+               f"{len(report.failed) + len(report.invalid)} failed")
+    if report.dry_run:
+        click.echo(f"  {files} request files written to {out}")
+    if report.placeholders:
+        click.echo("  placeholder ids (names a server would resolve to ids):")
+        for name, value in sorted(report.placeholders.items()):
+            click.echo(f"    {name} -> {value}")
+    for what, error in report.invalid + report.failed:
+        click.echo(f"  FAILED {what}: {error}")
+    for note in report.notes:
+        click.echo(f"  note: {note}")

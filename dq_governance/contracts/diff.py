@@ -1,0 +1,689 @@
+"""Contract diff: classify every change between two contract versions with the directional rule table.
+
+Each detector compares one aspect of two contracts and yields changes tagged with a rule id; the
+class of each rule comes from `change_rules.yaml` (section 3.6 of the contracts notes), which a
+project can override. Fields and other items are matched by `id` where both versions have one,
+else by name. The overall class is the maximum; the version bump is checked as its own finding.
+With a lineage store, every (potentially) incompatible change lists its downstream consumers.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import yaml
+
+from dq_governance.contracts.model import Contract, FieldSpec, MaskingSpec
+from dq_governance.contracts.thresholds import parse_duration, parse_threshold
+from dq_governance.errors import ConfigError, DqGovernanceError
+
+CLASSES = ("compatible", "potentially", "incompatible")
+RANK = {name: index for index, name in enumerate(CLASSES)}
+PROJECT_RULES = Path(".dqgov") / "change_rules.yaml"
+CLASSIFICATION_RANK = {"public": 0, "internal": 1, "confidential": 2, "sensitive": 2, "restricted": 3, "secret": 4}
+ON_FAILURE_RANK = {"skip": 0, "warn": 1, "quarantine": 2, "block_publication": 3, "fail": 3}
+
+
+@dataclass
+class Change:
+    """A detected change before classification: rule id, what changed and (for fields) the old field path."""
+
+    rule: str
+    subject: str
+    detail: str
+    field: str | None = None
+
+
+@dataclass
+class Finding:
+    """A classified change."""
+
+    rule: str
+    change_class: str
+    subject: str
+    detail: str
+    field: str | None = None
+    requires_approval: bool = False
+    consumers: list[dict[str, Any]] | None = None
+
+
+@dataclass
+class VersionCheck:
+    """Whether the version bump matches the overall class (MAJOR for incompatible, >= MINOR for potentially)."""
+
+    old: str
+    new: str
+    bump: str
+    required: str
+    ok: bool
+    change_class: str
+    detail: str
+
+
+@dataclass
+class DiffReport:
+    """All findings of one diff, the overall class and the version check."""
+
+    old_name: str
+    new_name: str
+    findings: list[Finding] = field(default_factory=list)
+    version: VersionCheck | None = None
+
+    @property
+    def overall(self) -> str:
+        """The maximum class over all changes (compatible when nothing changed)."""
+        return max((f.change_class for f in self.findings), key=RANK.__getitem__, default="compatible")
+
+    def exit_code(self, fail_on: str | None) -> int:
+        """1 when the overall class, or a failed version check's class, is at or above `fail_on`."""
+        if fail_on is None:
+            return 0
+        worst = [self.overall] + ([self.version.change_class] if self.version and not self.version.ok else [])
+        return 1 if any(RANK[c] >= RANK[fail_on] for c in worst) else 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-friendly form."""
+        return {"old": self.old_name, "new": self.new_name, "overall": self.overall,
+                "findings": [asdict(f) for f in self.findings],
+                "version_check": asdict(self.version) if self.version else None}
+
+
+# --------------------------------------------------------------------------- the rule table
+
+
+def load_rules(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
+    """The packaged table, overridden per rule id by `path` or, if present, `.dqgov/change_rules.yaml`."""
+    text = resources.files("dq_governance.contracts").joinpath("change_rules.yaml").read_text(encoding="utf-8")
+    table = _parse_rules(text, "change_rules.yaml (packaged)")
+    override = Path(path) if path is not None else (PROJECT_RULES if PROJECT_RULES.is_file() else None)
+    if override is not None:
+        try:
+            text = override.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"{override}: cannot read change rules: {exc.strerror}") from None
+        for rule_id, spec in _parse_rules(text, str(override)).items():
+            table[rule_id] = {**table.get(rule_id, {}), **spec}
+    return table
+
+
+def _parse_rules(text: str, where: str) -> dict[str, dict[str, Any]]:
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark else ""
+        raise ConfigError(f"{where}{line}: invalid YAML in change rules") from None
+    rules = doc.get("rules") if isinstance(doc, dict) else None
+    if not isinstance(rules, dict):
+        raise ConfigError(f"{where}: rules: expected a mapping of rule id -> {{class: ...}}")
+    for rule_id, spec in rules.items():
+        if not isinstance(spec, dict) or ("class" in spec and spec["class"] not in CLASSES):
+            got = spec.get("class") if isinstance(spec, dict) else spec
+            raise ConfigError(f"{where}: rules.{rule_id}.class: {got!r} is not one of {', '.join(CLASSES)}")
+    return {str(k): dict(v) for k, v in rules.items()}
+
+
+# --------------------------------------------------------------------------- types
+
+_INTEGRAL = {"byte": 1, "tinyint": 1, "short": 2, "smallint": 2, "int": 3, "integer": 3, "long": 4, "bigint": 4}
+_INTEGRAL_DIGITS = {1: 3, 2: 5, 3: 10, 4: 20}
+_FRACTIONAL = {"float": 1, "real": 1, "double": 2}
+_DECIMAL_RE = re.compile(r"^(?:decimal|numeric|dec)(?:\((\d+)(?:,(\d+))?\))?$")
+_CHAR_RE = re.compile(r"^(varchar|char)\((\d+)\)$")
+
+
+def _norm_type(text: str) -> str:
+    return re.sub(r"\s+", "", text.strip().lower())
+
+
+def _type_family(t: str) -> tuple[str, Any]:
+    if t in _INTEGRAL:
+        return "integral", _INTEGRAL[t]
+    if t in _FRACTIONAL:
+        return "fractional", _FRACTIONAL[t]
+    match = _DECIMAL_RE.match(t)
+    if match:
+        return "decimal", (int(match.group(1) or 10), int(match.group(2) or 0))
+    match = _CHAR_RE.match(t)
+    if match:
+        return "string", int(match.group(2))
+    if t == "string":
+        return "string", None
+    if t in ("binary", "bytes"):
+        return "binary", None
+    if t in ("date", "timestamp", "timestamp_ntz", "timestamp_ltz"):
+        return "temporal", "timestamp" if t == "timestamp_ltz" else t
+    if t in ("boolean", "bool"):
+        return "boolean", None
+    for complex_type in ("array", "map", "struct"):
+        if t.startswith(complex_type + "<"):
+            return complex_type, t[len(complex_type) + 1:-1]
+    return "other", t
+
+
+def type_change(old: str, new: str) -> str | None:
+    """The rule id of a type change old -> new (None when equal)."""
+    o, n = _norm_type(old), _norm_type(new)
+    if o == n:
+        return None
+    (fo, po), (fn, pn) = _type_family(o), _type_family(n)
+    if (fo == "array") != (fn == "array"):
+        return "S8"
+    if fo == fn == "array":
+        return type_change(po, pn)
+    if fo == fn and po == pn:  # aliases: int / integer, long / bigint, decimal / decimal(10,0)
+        return None
+    handler = _TYPE_RULES.get((fo, fn))
+    if handler is not None:
+        return handler(po, pn)
+    if fo == fn:
+        return "T6_unknown"
+    if {fo, fn} == {"string", "binary"}:
+        return "T4"
+    return "T3"
+
+
+def _integral_to_fractional(po: int, pn: int) -> str:
+    return "T1" if pn == 2 and po <= 3 else "T2"  # byte/short/int -> double is exact; long -> double is not
+
+
+def _decimal_change(po: tuple[int, int], pn: tuple[int, int]) -> str:
+    k1, k2 = pn[0] - po[0], pn[1] - po[1]
+    return "T1" if k1 >= k2 >= 0 else "T2"
+
+
+def _string_change(po: int | None, pn: int | None) -> str:
+    if po is None:  # string -> varchar(n): a bound appears
+        return "T6_narrowed"
+    return "T5" if pn is None or pn > po else "T6_narrowed"
+
+
+def _temporal_change(po: str, pn: str) -> str:
+    if po == "date":
+        return "T1" if pn == "timestamp_ntz" else "T8"
+    if pn == "date":
+        return "T2"
+    return "T8"  # timestamp <-> timestamp_ntz: the same digits mean another instant
+
+
+_TYPE_RULES: dict[tuple[str, str], Callable[[Any, Any], str]] = {
+    ("integral", "integral"): lambda po, pn: "T1" if pn > po else "T2",
+    ("fractional", "fractional"): lambda po, pn: "T1" if pn > po else "T2",
+    ("integral", "fractional"): _integral_to_fractional,
+    ("integral", "decimal"): lambda po, pn: "T1" if pn[0] - pn[1] >= _INTEGRAL_DIGITS[po] else "T2",
+    ("decimal", "decimal"): _decimal_change,
+    ("decimal", "integral"): lambda po, pn: "T2",
+    ("decimal", "fractional"): lambda po, pn: "T2",
+    ("fractional", "integral"): lambda po, pn: "T2",
+    ("fractional", "decimal"): lambda po, pn: "T2",
+    ("string", "string"): _string_change,
+    ("temporal", "temporal"): _temporal_change,
+}
+
+
+# --------------------------------------------------------------------------- field comparators
+
+
+def _bound(low_is_tight: bool) -> Callable[[Any, Any], str | None]:
+    """A comparator for a lower (`low_is_tight=False`: min up tightens) or upper bound."""
+
+    def compare(old: Any, new: Any) -> str | None:
+        if old == new:
+            return None
+        if old is None:
+            return "V1"
+        if new is None:
+            return "V3_bounds"
+        tighter = new < old if low_is_tight else new > old
+        return "V1" if tighter else "V2"
+
+    return compare
+
+
+def _flag(on: str, off: str) -> Callable[[Any, Any], str | None]:
+    return lambda old, new: None if bool(old) == bool(new) else (on if new else off)
+
+
+def _allowed_values(old: Any, new: Any) -> str | None:
+    if old == new:
+        return None
+    if old is None:
+        return "V1"
+    if new is None:
+        return "V3_enum"
+    added = [v for v in new if v not in old]
+    removed = [v for v in old if v not in new]
+    if added and removed:
+        return "V5"
+    return "V2" if added else "V1" if removed else None
+
+
+def _pattern(old: Any, new: Any) -> str | None:
+    if old == new:
+        return None
+    return "V1" if old is None else "V3_pattern" if new is None else "V4"
+
+
+def _format(old: Any, new: Any) -> str | None:
+    if old == new:
+        return None
+    return "V1" if old is None else "V3_pattern" if new is None else "T7"
+
+
+def _type(old: Any, new: Any) -> str | None:
+    return type_change(old, new)
+
+
+def _classification(old: Any, new: Any) -> str | None:
+    if old == new:
+        return None
+    o, n = CLASSIFICATION_RANK.get(str(old).lower(), -1), CLASSIFICATION_RANK.get(str(new).lower(), -1)
+    if new is None or (old is not None and n < o):
+        return "G2"
+    return "G1"
+
+
+def _changed(rule: str) -> Callable[[Any, Any], str | None]:
+    return lambda old, new: None if old == new else rule
+
+
+#: FieldSpec attribute -> comparator(old value, new value) -> rule id or None
+FIELD_COMPARATORS: dict[str, Callable[[Any, Any], str | None]] = {
+    "type": _type,
+    "required": _flag("N1", "N2"),
+    "unique": _flag("N3", "N4"),
+    "primary_key": _flag("N5", "N6"),
+    "allowed_values": _allowed_values,
+    "minimum": _bound(low_is_tight=False),
+    "maximum": _bound(low_is_tight=True),
+    "exclusive_minimum": _flag("V1", "V2"),
+    "exclusive_maximum": _flag("V1", "V2"),
+    "min_length": _bound(low_is_tight=False),
+    "max_length": _bound(low_is_tight=True),
+    "pattern": _pattern,
+    "format": _format,
+    "date_format": _changed("T7"),
+    "pii": _flag("G1", "G2"),
+    "classification": _classification,
+    "description": _changed("D1"),
+    "tags": _changed("D1"),
+}
+
+
+def _describe(attr: str, old: Any, new: Any) -> str:
+    return f"{attr}: {old!r} -> {new!r}"
+
+
+# --------------------------------------------------------------------------- detectors
+
+
+def _match(old: list[tuple[str, Any]], new: list[tuple[str, Any]],
+           key_id: Callable[[Any], str | None]) -> tuple[list[tuple[str, Any, str, Any]], list, list]:
+    """Pair items by id where both have one, else by name: (matched pairs, removed, added)."""
+    new_by_id = {key_id(item): (name, item) for name, item in new if key_id(item)}
+    new_by_name = {name: item for name, item in new}
+    used: set[str] = set()
+    pairs, removed = [], []
+    for name, item in old:
+        ident = key_id(item)
+        if ident and ident in new_by_id:
+            new_name, new_item = new_by_id[ident]
+        elif name in new_by_name and not (key_id(new_by_name[name]) and ident and key_id(new_by_name[name]) != ident):
+            new_name, new_item = name, new_by_name[name]
+        else:
+            removed.append((name, item))
+            continue
+        if new_name in used:
+            removed.append((name, item))
+            continue
+        used.add(new_name)
+        pairs.append((name, item, new_name, new_item))
+    added = [(name, item) for name, item in new if name not in used]
+    return pairs, removed, added
+
+
+def _parent(path: str) -> str:
+    return path.rsplit(".", 1)[0] if "." in path else ""
+
+
+def detect_fields(old: Contract, new: Contract) -> Iterator[Change]:
+    """Fields added, removed, renamed, moved, and every attribute change of matched fields."""
+    pairs, removed, added = _match(old.iter_fields(), new.iter_fields(), lambda f: f.id)
+    removed_paths = {p for p, _ in removed}
+    added_paths = {p for p, _ in added}
+    for path, _ in removed:
+        if _parent(path) not in removed_paths:  # a removed struct reports once, not once per child
+            yield Change("S6", f"field {path}", "field removed", path)
+    for path, spec in added:
+        if _parent(path) not in added_paths:
+            rule = "S5" if spec.required or spec.primary_key else "S4"
+            yield Change(rule, f"field {path}", f"{'required' if rule == 'S5' else 'optional'} field added")
+    old_policy, new_policy = old.masking, new.masking
+    for path, spec, new_path, new_spec in pairs:
+        if path != new_path:
+            rule = "S8" if _parent(path) != _parent(new_path) else "S7"
+            yield Change(rule, f"field {path}", f"{'moved' if rule == 'S8' else 'renamed'} to {new_path}", path)
+        for attr, compare in FIELD_COMPARATORS.items():
+            a, b = getattr(spec, attr), getattr(new_spec, attr)
+            rule = compare(a, b)
+            if rule:
+                yield Change(rule, f"field {path}", _describe(attr, a, b), path)
+        mask_old, mask_new = _effective_mask(spec, old_policy), _effective_mask(new_spec, new_policy)
+        if mask_old != mask_new:
+            yield Change("G3", f"field {path}", f"masking: {_mask_text(mask_old)} -> {_mask_text(mask_new)}", path)
+    # order of the matched top-level fields, old order vs new order
+    new_position = {f.name: i for i, f in enumerate(new.fields)}
+    kept = [new_position[b] for a, _, b, _ in pairs if "." not in a and b in new_position]
+    if kept != sorted(kept):
+        yield Change("S9", "schema", "field order changed")
+
+
+def _effective_mask(spec: FieldSpec, policy: Any) -> dict[str, Any] | None:
+    """The masking a field gets: its own, else the policy's for its classification, else the PII default."""
+    chosen: MaskingSpec | None = spec.masking
+    if chosen is None and policy is not None:
+        if spec.classification and spec.classification in policy.by_classification:
+            chosen = policy.by_classification[spec.classification]
+        elif spec.pii:
+            chosen = policy.pii
+    return chosen.model_dump(exclude_none=True) if chosen is not None else None
+
+
+def _mask_text(mask: dict[str, Any] | None) -> str:
+    if mask is None:
+        return "none"
+    params = ", ".join(f"{k}={v}" for k, v in mask.items() if k != "method")
+    return f"{mask['method']}({params})" if params else mask["method"]
+
+
+def detect_identity(old: Contract, new: Contract) -> Iterator[Change]:
+    """Contract id and name, dataset identity and location, status, owners and documentation."""
+    pairs = [
+        ("X3", "contract", "id", old.contract.id, new.contract.id),
+        ("X3", "contract", "name", old.contract.name, new.contract.name),
+        ("S3", "dataset", "name", old.dataset.name, new.dataset.name),
+        ("S3", "dataset", "namespace", old.dataset.namespace, new.dataset.namespace),
+        ("X2", "dataset", "path", old.dataset.path, new.dataset.path),
+        ("X2", "dataset", "table", old.dataset.table, new.dataset.table),
+        ("X2", "dataset", "format", old.dataset.format, new.dataset.format),
+        ("G4", "contract", "owner", old.contract.owner, new.contract.owner),
+        ("G4", "contract", "steward", old.contract.steward, new.contract.steward),
+        ("D1", "contract", "description", old.contract.description, new.contract.description),
+        ("D1", "contract", "domain", old.contract.domain, new.contract.domain),
+        ("D1", "dataset", "description", old.dataset.description, new.dataset.description),
+        ("D1", "dataset", "tags", old.dataset.tags, new.dataset.tags),
+        ("D1", "dataset", "catalog", old.dataset.catalog, new.dataset.catalog),
+        ("D1", "contract", "extensions", old.extensions, new.extensions),
+    ]
+    for rule, subject, attr, a, b in pairs:
+        if a != b:
+            yield Change(rule, subject, _describe(attr, a, b))
+    rule = _classification(old.dataset.classification, new.dataset.classification)
+    if rule:
+        yield Change(rule, "dataset", _describe("classification", old.dataset.classification,
+                                                new.dataset.classification))
+    a, b = (old.contract.status or "").lower(), (new.contract.status or "").lower()
+    if a != b:
+        rule = {"deprecated": "L4_deprecated", "retired": "L4_retired"}.get(b, "D1")
+        yield Change(rule, "contract", _describe("status", old.contract.status, new.contract.status))
+
+
+def detect_roles(old: Contract, new: Contract) -> Iterator[Change]:
+    """Owner and steward changes; consumers removed or added."""
+    ro, rn = old.roles, new.roles
+    for attr in ("owner", "steward"):
+        a = getattr(ro, attr) if ro else None
+        b = getattr(rn, attr) if rn else None
+        if a != b:
+            yield Change("G4", f"roles.{attr}", _describe(attr, a.name if a else None, b.name if b else None))
+    a_names = [c.name for c in (ro.consumers if ro else [])]
+    b_names = [c.name for c in (rn.consumers if rn else [])]
+    for name in a_names:
+        if name not in b_names:
+            yield Change("G4_roles_removed", "roles.consumers", f"consumer {name!r} removed")
+    for name in b_names:
+        if name not in a_names:
+            yield Change("G4", "roles.consumers", f"consumer {name!r} added")
+
+
+def detect_governance(old: Contract, new: Contract) -> Iterator[Change]:
+    """Retention, legal basis and purpose; a masking key rotation."""
+    go, gn = old.governance, new.governance
+    a = go.retention if go else None
+    b = gn.retention if gn else None
+    if a != b:
+        if b is None or (a is not None and _seconds(b) < _seconds(a)):
+            rule = "L3"
+        else:
+            rule = "L1"
+        yield Change(rule, "governance", _describe("retention", a, b))
+    for attr in ("legal_basis", "purpose"):
+        a, b = (getattr(go, attr) if go else None), (getattr(gn, attr) if gn else None)
+        if a != b:
+            yield Change("G4", "governance", _describe(attr, a, b))
+    key_old = old.masking.key_id if old.masking else None
+    key_new = new.masking.key_id if new.masking else None
+    keyed = any((_effective_mask(s, new.masking) or {}).get("method") in ("hmac", "tokenize")
+                for _, s in new.iter_fields())
+    if key_old != key_new and keyed:
+        yield Change("G3", "masking", f"key_id: {key_old!r} -> {key_new!r} (pseudonyms change)")
+
+
+def _seconds(text: str) -> float:
+    try:
+        return parse_duration(text)
+    except DqGovernanceError:
+        return float("nan")
+
+
+def detect_service_level(old: Contract, new: Contract) -> Iterator[Change]:
+    """Freshness, volume and latency: tightened (L1) or loosened (L2)."""
+    so, sn = old.service_level, new.service_level
+    fo, fn = (so.freshness if so else None), (sn.freshness if sn else None)
+    a, b = (fo.seconds if fo else None), (fn.seconds if fn else None)
+    if a != b:
+        rule = "L1" if b is not None and (a is None or b < a) else "L2"
+        yield Change(rule, "service_level", _describe("freshness", fo.max_age if fo else None,
+                                                      fn.max_age if fn else None))
+    if fo and fn and (fo.column, fo.time) != (fn.column, fn.time):
+        yield Change("Q3", "service_level", _describe("freshness column/time", (fo.column, fo.time),
+                                                      (fn.column, fn.time)))
+    vo, vn = (so.volume if so else None), (sn.volume if sn else None)
+    for attr, low in (("min_rows", True), ("max_rows", False)):
+        a, b = (getattr(vo, attr) if vo else None), (getattr(vn, attr) if vn else None)
+        if a == b:
+            continue
+        tighter = b is not None and (a is None or (b > a if low else b < a))
+        yield Change("L1" if tighter else "L2", "service_level", _describe(f"volume.{attr}", a, b))
+    a, b = (so.latency if so else None), (sn.latency if sn else None)
+    if a != b:
+        tighter = b is not None and a is not None and _seconds(b) < _seconds(a)
+        yield Change("L1" if tighter else "L2", "service_level", _describe("latency", a, b))
+
+
+def _rule_key(rule: Any) -> str:
+    return rule.name or rule.default_name()
+
+
+def detect_quality(old: Contract, new: Contract) -> Iterator[Change]:
+    """Quality rules added, removed or changed (matched by name); gate ratio and on_failure."""
+    qo, qn = old.quality, new.quality
+    a, b = qo.minimum_valid_ratio, qn.minimum_valid_ratio
+    if a != b:
+        rule = "Q1" if b is not None and (a is None or b > a) else "Q2"
+        yield Change(rule, "quality", _describe("minimum_valid_ratio", a, b))
+    if qo.on_failure != qn.on_failure:
+        ra, rb = ON_FAILURE_RANK[qo.on_failure], ON_FAILURE_RANK[qn.on_failure]
+        rule = "Q1" if rb > ra else "Q2" if rb < ra else "Q3"
+        yield Change(rule, "quality", _describe("on_failure", qo.on_failure, qn.on_failure))
+    pairs, removed, added = _match(_named(qo.rules), _named(qn.rules), lambda r: None)
+    for name, rule in removed:
+        yield Change("N8_removed" if rule.type == "foreign_key" else "Q2", f"quality rule {name}", "rule removed")
+    for name, rule in added:
+        yield Change("N7" if rule.type == "foreign_key" else "Q1", f"quality rule {name}", "rule added")
+    for name, a_rule, _, b_rule in pairs:
+        yield from _rule_changes(name, a_rule, b_rule)
+
+
+def _named(rules: list[Any]) -> list[tuple[str, Any]]:
+    seen: dict[str, int] = {}
+    out = []
+    for rule in rules:
+        key = _rule_key(rule)
+        seen[key] = seen.get(key, 0) + 1
+        out.append((key if seen[key] == 1 else f"{key}_{seen[key]}", rule))
+    return out
+
+
+def _rule_changes(name: str, a: Any, b: Any) -> Iterator[Change]:
+    subject = f"quality rule {name}"
+    if a.type != b.type:
+        yield Change("Q3", subject, _describe("type", a.type, b.type))
+        return
+    da = a.model_dump(exclude={"name", "description", "dimension"})
+    db = b.model_dump(exclude={"name", "description", "dimension"})
+    if a.type == "foreign_key" and da.pop("reference") != db.pop("reference"):
+        yield Change("N8_retargeted", subject, "reference changed")
+    if da.pop("severity") != db.pop("severity"):
+        yield Change("Q2" if b.severity == "warn" else "Q1", subject, _describe("severity", a.severity, b.severity))
+    for key in ("must_be", "warn"):
+        if key in da and da[key] != db.get(key):
+            yield Change(_threshold_rule(da.pop(key), db.pop(key)), subject, _describe(key, getattr(a, key),
+                                                                                       getattr(b, key)))
+    for key in sorted(set(da) | set(db)):
+        if da.get(key) != db.get(key):
+            yield Change("Q3", subject, _describe(key, da.get(key), db.get(key)))
+
+
+def _threshold_rule(old: str | None, new: str | None) -> str:
+    """Q1 when a one-sided threshold tightens, Q2 when it loosens or goes, Q3 when the direction is unclear."""
+    if new is None:
+        return "Q2"
+    if old is None:
+        return "Q1"
+    try:
+        a, b = parse_threshold(old), parse_threshold(new)
+    except DqGovernanceError:
+        return "Q3"
+    upper_ops, lower_ops = ("<", "<="), (">", ">=")
+    if a.operator == b.operator and a.unit == b.unit and a.operator in upper_ops + lower_ops:
+        if a.value == b.value:
+            return "Q3"
+        tighter = b.value < a.value if a.operator in upper_ops else b.value > a.value
+        return "Q1" if tighter else "Q2"
+    return "Q3"
+
+
+#: every detector; each yields Changes, classified afterwards through the rule table
+DETECTORS: tuple[Callable[[Contract, Contract], Iterator[Change]], ...] = (
+    detect_identity, detect_fields, detect_roles, detect_governance, detect_service_level, detect_quality,
+)
+
+
+# --------------------------------------------------------------------------- versions
+
+_SEMVER = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
+_REQUIRED = {"incompatible": "major", "potentially": "minor", "compatible": "patch"}
+_BUMP_RANK = {"downgrade": -1, "none": 0, "patch": 1, "minor": 2, "major": 3}
+
+
+def version_bump(old: str, new: str) -> str:
+    """major / minor / patch / none / downgrade between two semantic versions."""
+    a = tuple(int(x) for x in _SEMVER.match(old).groups())  # type: ignore[union-attr]
+    b = tuple(int(x) for x in _SEMVER.match(new).groups())  # type: ignore[union-attr]
+    if b < a:
+        return "downgrade"
+    if b == a:
+        return "none"
+    return "major" if b[0] > a[0] else "minor" if b[1] > a[1] else "patch"
+
+
+def check_version(old: Contract, new: Contract, overall: str, changed: bool, table: dict[str, dict]) -> VersionCheck:
+    """Compare the bump with what the overall class requires (nothing when nothing changed)."""
+    bump = version_bump(old.version, new.version)
+    required = _REQUIRED[overall] if changed else "none"
+    ok = bump != "downgrade" and _BUMP_RANK[bump] >= _BUMP_RANK[required]
+    if ok:
+        detail = f"{old.version} -> {new.version} is a {bump.upper()} bump; {overall} changes need {required.upper()}"
+    elif bump == "downgrade":
+        detail = f"{old.version} -> {new.version} goes backwards"
+    else:
+        detail = (f"{overall} changes need a {required.upper()} bump (at least); "
+                  f"{old.version} -> {new.version} is {bump.upper()}")
+    return VersionCheck(old.version, new.version, bump, required, ok, table["VERSION"]["class"], detail)
+
+
+# --------------------------------------------------------------------------- the diff
+
+
+def diff_contracts(old: Contract, new: Contract, *, rules: dict[str, dict[str, Any]] | None = None,
+                   old_name: str = "old", new_name: str = "new") -> DiffReport:
+    """Classify every change between two contracts and check the version bump."""
+    table = rules if rules is not None else load_rules()
+    report = DiffReport(old_name, new_name)
+    for detector in DETECTORS:
+        for change in detector(old, new):
+            spec = table.get(change.rule)
+            if spec is None or "class" not in spec:
+                raise ConfigError(f"change rules: no class for rule {change.rule!r}")
+            report.findings.append(Finding(change.rule, spec["class"], change.subject, change.detail, change.field,
+                                           bool(spec.get("requires_approval", False))))
+    report.version = check_version(old, new, report.overall, bool(report.findings), table)
+    return report
+
+
+def attach_consumers(report: DiffReport, old: Contract, graph: Any) -> None:
+    """For each (potentially) incompatible finding, list downstream consumers from the lineage store."""
+    from dq_governance.lineage.impact import Target, impact
+
+    candidates = graph.find_datasets(old.dataset.name, old.dataset.namespace)
+    if not candidates and old.dataset.namespace:
+        candidates = graph.find_datasets(old.dataset.name)
+    dataset = candidates[0] if len(candidates) == 1 else None
+    cache: dict[str | None, list[dict[str, Any]]] = {}
+    for finding in report.findings:
+        if RANK[finding.change_class] < RANK["potentially"]:
+            continue
+        if dataset is None:
+            finding.consumers = []
+            continue
+        column = finding.field.split(".")[0] if finding.field else None  # nested: the top column is what is read
+        if column not in cache:
+            field_id = graph.find_field(dataset[0], column) if column else None
+            target = Target(dataset[0], dataset[1], dataset[2], column if field_id else None, field_id)
+            result = impact(graph, target, "downstream")
+            cache[column] = [{"namespace": h.namespace, "dataset": h.dataset, "column": h.column,
+                              "owners": h.owners, "jobs": h.jobs, "coarse": h.coarse, "distance": h.distance,
+                              "quality_status": h.quality_status} for h in result.hits]
+        finding.consumers = cache[column]
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def render_table(report: DiffReport) -> str:
+    """Findings as aligned text, consumers under each, then the version check and the overall class."""
+    lines = [f"diff {report.old_name} -> {report.new_name}"]
+    if not report.findings:
+        lines.append("no changes")
+    width = max([len(f.subject) for f in report.findings] + [7])
+    for f in report.findings:
+        flag = "  [governance approval required]" if f.requires_approval else ""
+        lines.append(f"{f.change_class:<12}  {f.rule:<16}  {f.subject:<{width}}  {f.detail}{flag}")
+        if f.consumers is not None:
+            if not f.consumers:
+                lines.append(f"{'':14}consumers: none found in the lineage store")
+            for c in f.consumers:
+                where = f"{c['dataset']}.{c['column']}" if c["column"] else c["dataset"]
+                coarse = " (coarse: job without column lineage)" if c["coarse"] else ""
+                lines.append(f"{'':14}consumer {c['namespace']}:{where} via {' > '.join(c['jobs'])}; "
+                             f"owners: {', '.join(c['owners']) or 'unknown'}{coarse}")
+    if report.version:
+        state = "ok" if report.version.ok else f"MISMATCH ({report.version.change_class})"
+        lines.append(f"version: {state}: {report.version.detail}")
+    lines.append(f"overall: {report.overall}")
+    return "\n".join(lines) + "\n"

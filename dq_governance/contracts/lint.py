@@ -1,0 +1,47 @@
+"""Lint contract files: every problem of every file, one positioned line each.
+
+Works on any format `load` detects; never imports Spark.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dq_governance.contracts.load import check_document
+from dq_governance.contracts.source import LintIssue, read_source
+from dq_governance.errors import ContractError
+
+__all__ = ["CONTRACT_SUFFIXES", "LintIssue", "contract_files", "lint_path"]
+
+#: file suffixes linted inside a directory
+CONTRACT_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def lint_path(path: str | Path) -> list[LintIssue]:
+    """All problems of one contract file (empty when it is clean), sorted by position."""
+    try:
+        doc = read_source(path)
+    except ContractError as exc:  # unreadable, or a YAML / JSON syntax error: nothing more to check
+        loc = exc.location
+        return [LintIssue(str(path), loc.line if loc else None, loc.column if loc else None, exc.field or "",
+                          exc.message)]
+    return check_document(doc).issues
+
+
+def contract_files(paths: list[str | Path]) -> tuple[list[Path], list[LintIssue]]:
+    """Expand directories to the contract files directly inside them; missing paths are issues."""
+    files: list[Path] = []
+    issues: list[LintIssue] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in CONTRACT_SUFFIXES)
+            if not found:
+                issues.append(LintIssue(str(path), None, None, "",
+                                        f"no contract files ({', '.join(CONTRACT_SUFFIXES)}) in this directory"))
+            files.extend(found)
+        elif path.exists():
+            files.append(path)
+        else:
+            issues.append(LintIssue(str(path), None, None, "", "no such file or directory"))
+    return files, issues

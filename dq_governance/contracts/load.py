@@ -1,0 +1,299 @@
+"""Load a contract from a file or text in any supported format into the one model.
+
+The format (native, ODCS v3, a DQX checks list, the seed framework's `validations` JSON) is
+detected from the document. Every problem is positioned on the file (`check_document` collects
+them all, for lint); `load_contract` raises the first as a one-line ContractError.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Literal
+
+from pydantic import ValidationError
+
+from dq_governance.contracts.consistency import duplicate_field_names, field_paths, unknown_rule_columns
+from dq_governance.contracts.diagnostics import did_you_mean, validation_issues
+from dq_governance.contracts.model import Contract
+from dq_governance.contracts.source import LintIssue, SourceDocument, format_path, parse_text, read_source
+from dq_governance.errors import ContractError
+
+Format = Literal["native", "odcs", "dqx", "seed"]
+
+#: top-level sections of the native format; a mapping with any of them is read as native
+NATIVE_SECTIONS = frozenset(
+    {"contract", "dataset", "schema", "service_level", "quality", "roles", "governance", "masking", "extensions"}
+)
+
+
+@dataclass(frozen=True)
+class ContractSource:
+    """Where a contract came from: its file (None for text) and the format it was written in."""
+
+    path: str | None
+    format: Format
+
+    @property
+    def standard(self) -> str:
+        """The contract standard for lineage: `odcs` for ODCS files, else `native`."""
+        return "odcs" if self.format == "odcs" else "native"
+
+    @property
+    def location(self) -> str | None:
+        """The file as an absolute `file://` URI, or None when loaded from text."""
+        return Path(self.path).resolve().as_uri() if self.path else None
+
+
+@dataclass
+class LoadResult:
+    """A checked document: the contract (None when invalid), its source and every issue found."""
+
+    contract: Contract | None
+    source: ContractSource
+    issues: list[LintIssue] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[LintIssue]:
+        """The issues that make the contract invalid (warnings excluded)."""
+        return [i for i in self.issues if i.severity == "error"]
+
+
+# ------------------------------------------------------------------------- detection
+
+
+def _is_odcs(doc: Any) -> bool:
+    try:
+        from dq_governance.contracts.odcs import is_odcs
+    except ImportError:  # the ODCS module is optional at import time; its marker keys are not
+        return isinstance(doc, Mapping) and "apiVersion" in doc and "kind" in doc
+    return bool(is_odcs(doc))
+
+
+def _is_native(doc: Any) -> bool:
+    return isinstance(doc, Mapping) and any(key in NATIVE_SECTIONS for key in doc)
+
+
+def _migrate_check(name: str) -> Callable[[Any], bool]:
+    def check(doc: Any) -> bool:
+        try:
+            from dq_governance.contracts import migrate
+        except ImportError:
+            return False
+        return bool(getattr(migrate, name)(doc))
+
+    return check
+
+
+#: tried in order; ODCS first because it also has `schema` and `quality` keys
+_DETECTORS: tuple[tuple[Format, Callable[[Any], bool]], ...] = (
+    ("odcs", _is_odcs),
+    ("native", _is_native),
+    ("seed", _migrate_check("is_seed_validations")),
+    ("dqx", _migrate_check("is_dqx")),
+)
+
+
+def detect_format(doc: Any) -> Format:
+    """Which format a parsed document is written in; ContractError when it is not a contract."""
+    for name, check in _DETECTORS:
+        if check(doc):
+            return name
+    raise ContractError(_not_a_contract(doc))
+
+
+def _not_a_contract(doc: Any) -> str:
+    if doc is None:
+        return "empty document, not a contract"
+    found = {dict: "a mapping", list: "a list"}.get(type(doc), f"a {type(doc).__name__}")
+    return (
+        f"not a data contract (found {found}): expected a native contract (`contract:`, `dataset:`, "
+        "`schema:`), an ODCS v3 document (`apiVersion:`, `kind: DataContract`), a DQX checks list "
+        "or a `validations` block"
+    )
+
+
+# ------------------------------------------------------------------------- building
+
+
+def _contract_name(doc: SourceDocument) -> str:
+    stem = Path(doc.file).name.split(".")[0] if doc.file and not doc.file.startswith("<") else ""
+    return stem or "contract"
+
+
+def _build_native(doc: SourceDocument) -> tuple[Contract | None, list[LintIssue]]:
+    issues: list[LintIssue] = []
+    contract = None
+    try:
+        contract = Contract.model_validate(doc.data)
+    except ValidationError as exc:
+        issues = validation_issues(doc, exc)
+    # The model's cross-field checks stop at the first problem and only run once every key is
+    # valid; run them on the document too so lint reports all of them in one go.
+    data = doc.data
+    schema = data.get("schema") if isinstance(data.get("schema"), dict) else {}
+    quality = data.get("quality") if isinstance(data.get("quality"), dict) else {}
+    problems = [(("schema", *p.path), p) for p in duplicate_field_names(schema.get("fields"))]
+    known = field_paths(schema.get("fields"))
+    problems += [(("quality", *p.path), p) for p in unknown_rule_columns(known, quality.get("rules"))]
+    for path, problem in problems:
+        issues.append(doc.issue(path, problem.message, problem.hint))
+    issues += _type_warnings(doc, schema.get("fields"), ("schema", "fields"))
+    return contract, issues
+
+
+_TYPE_WORDS = ("string", "boolean", "int", "integer", "bigint", "long", "smallint", "tinyint", "float", "double",
+               "decimal", "date", "timestamp", "timestamp_ntz", "binary", "array", "map", "struct")
+
+
+def _type_warnings(doc: SourceDocument, fields: Any, prefix: tuple[Any, ...]) -> list[LintIssue]:
+    """A field `type` Spark cannot parse fails the check job later: warn now, with a hint."""
+    try:
+        from dq_governance.contracts.spark_types import is_spark_type
+    except ImportError:
+        return []
+    out: list[LintIssue] = []
+    for index, spec in enumerate(fields if isinstance(fields, list) else []):
+        if not isinstance(spec, dict):
+            continue
+        kind = spec.get("type")
+        if isinstance(kind, str) and not is_spark_type(kind):
+            out.append(doc.issue((*prefix, index, "type"), f"`{kind}` is not a Spark SQL type string",
+                                 did_you_mean(kind.lower(), _TYPE_WORDS), severity="warning"))
+        out += _type_warnings(doc, spec.get("fields"), (*prefix, index, "fields"))
+    return out
+
+
+def _converted_issues(doc: SourceDocument, exc: Exception, what: str) -> list[LintIssue]:
+    """Errors raised while converting another format: placed at the file's start."""
+    line, column = doc.position(())
+    if isinstance(exc, ValidationError):
+        return [LintIssue(doc.file, line, column, format_path(tuple(e["loc"])),
+                          f"{e['msg']} (in the contract converted from {what})") for e in exc.errors()]
+    if isinstance(exc, ContractError):
+        loc = exc.location
+        if loc is not None and loc.line is not None:
+            line, column = loc.line, loc.column
+        return [LintIssue(doc.file, line, column, exc.field or "", exc.message)]
+    return [LintIssue(doc.file, line, column, "", f"cannot convert {what}: {exc}")]
+
+
+def _build_odcs(doc: SourceDocument) -> tuple[Contract | None, list[LintIssue]]:
+    from dq_governance.contracts.odcs import odcs_issues, odcs_to_contract
+
+    issues = [_schema_issue(doc, tuple(path), message) for path, message in odcs_issues(doc.data)]
+    if issues:
+        return None, issues
+    try:
+        return odcs_to_contract(doc.data), []
+    except (ContractError, ValidationError, ValueError, KeyError, TypeError) as exc:
+        return None, _converted_issues(doc, exc, "ODCS")
+
+
+_UNEXPECTED = re.compile(r"\('([^']+)' was unexpected\)")
+
+
+def _schema_issue(doc: SourceDocument, path: tuple[Any, ...], message: str) -> LintIssue:
+    """A JSON-Schema problem: an unexpected key points at that key, a missing one at its parent's key."""
+    unexpected = _UNEXPECTED.search(message)
+    if unexpected and (*path, unexpected.group(1)) in doc.keys:
+        return doc.issue((*path, unexpected.group(1)), f"unknown key `{unexpected.group(1)}`", at_key=True)
+    return doc.issue(path, message, at_key="is a required property" in message)
+
+
+def _build_dqx(doc: SourceDocument) -> tuple[Contract | None, list[LintIssue]]:
+    from dq_governance.contracts.migrate import dqx_to_contract
+
+    try:
+        contract, unmapped = dqx_to_contract(doc.data, _contract_name(doc))
+    except (ContractError, ValidationError, ValueError, KeyError, TypeError) as exc:
+        return None, _converted_issues(doc, exc, "DQX checks")
+    warnings = []
+    for function in unmapped:
+        path = _dqx_function_path(doc.data, function)
+        warnings.append(doc.issue(path, f"DQX function `{function}` has no equivalent rule; not imported",
+                                  severity="warning"))
+    return contract, warnings
+
+
+def _dqx_function_path(data: Any, function: str) -> tuple[Any, ...]:
+    for index, item in enumerate(data if isinstance(data, list) else []):
+        check = item.get("check") if isinstance(item, dict) else None
+        if isinstance(check, dict) and check.get("function") == function:
+            return (index, "check", "function")
+    return ()
+
+
+def _build_seed(doc: SourceDocument) -> tuple[Contract | None, list[LintIssue]]:
+    from dq_governance.contracts.migrate import seed_to_contract
+
+    try:
+        return seed_to_contract(doc.data, _contract_name(doc)), []
+    except (ContractError, ValidationError, ValueError, KeyError, TypeError) as exc:
+        return None, _converted_issues(doc, exc, "the validations block")
+
+
+_BUILDERS: dict[str, Callable[[SourceDocument], tuple[Contract | None, list[LintIssue]]]] = {
+    "native": _build_native,
+    "odcs": _build_odcs,
+    "dqx": _build_dqx,
+    "seed": _build_seed,
+}
+
+
+def check_document(doc: SourceDocument) -> LoadResult:
+    """Detect the format, build the contract and collect every issue, sorted by position."""
+    path = None if doc.file.startswith("<") else doc.file
+    try:
+        fmt = detect_format(doc.data)
+    except ContractError as exc:
+        line, column = doc.position(())
+        issue = LintIssue(doc.file, line, column, "", exc.message)
+        return LoadResult(None, ContractSource(path, "native"), [*doc.problems, issue])
+    contract, issues = _BUILDERS[fmt](doc)
+    unique: dict[tuple[Any, ...], LintIssue] = {}
+    for issue in [*doc.problems, *issues]:
+        unique.setdefault((issue.line, issue.column, issue.field, issue.message), issue)
+    ordered = sorted(unique.values(), key=lambda i: (i.line or 0, i.column or 0))
+    if any(i.severity == "error" for i in ordered):
+        contract = None
+    return LoadResult(contract, ContractSource(path, fmt), ordered)
+
+
+# ------------------------------------------------------------------------- public API
+
+
+def _read(source: str | Path | Mapping[str, Any] | list[Any]) -> SourceDocument:
+    if isinstance(source, (Mapping, list)):
+        return SourceDocument("<document>", source, {(): (1, 1)})
+    if isinstance(source, str) and ("\n" in source or source.lstrip().startswith("{")):
+        return parse_text(source, "<string>")
+    return read_source(source)
+
+
+def load_contract_with_source(source: str | Path | Mapping[str, Any] | list[Any]) -> tuple[Contract, ContractSource]:
+    """Load a contract (path, YAML/JSON text or parsed document) and say where it came from."""
+    result = check_document(_read(source))
+    errors = result.errors
+    if errors or result.contract is None:
+        first = errors[0] if errors else LintIssue(result.source.path or "<string>", None, None, "", "invalid contract")
+        error = first.to_error()
+        if len(errors) > 1:
+            more = len(errors) - 1
+            where = f" `dqgov lint {result.source.path}`" if result.source.path else " lint"
+            error = ContractError(f"{error.message} [and {more} more problem{'s' if more > 1 else ''}; "
+                                  f"run{where} to list them]", error.location, error.field)
+        raise error
+    return result.contract, result.source
+
+
+def load_contract(source: str | Path | Mapping[str, Any] | list[Any]) -> Contract:
+    """Load a contract from a path, YAML/JSON text or a parsed document, in any supported format."""
+    return load_contract_with_source(source)[0]
+
+
+__all__ = [
+    "ContractSource", "LoadResult", "check_document", "detect_format", "load_contract", "load_contract_with_source",
+]

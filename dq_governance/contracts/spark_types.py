@@ -1,0 +1,135 @@
+"""Spark SQL type strings: recognise them and translate database / ODCS types into them (no Spark)."""
+
+from __future__ import annotations
+
+import re
+
+_SIMPLE = {
+    "string", "boolean", "tinyint", "byte", "smallint", "short", "int", "integer", "bigint", "long",
+    "float", "real", "double", "date", "timestamp", "timestamp_ntz", "timestamp_ltz", "binary", "variant",
+    "void",
+}  # fmt: skip
+_DECIMAL_RE = re.compile(r"^(?:decimal|dec|numeric)(?:\(\s*\d+\s*(?:,\s*\d+\s*)?\))?$")
+# Types a database or another tool writes, mapped to the Spark type that reads them without loss.
+_ALIASES: dict[str, str] = {
+    "text": "string", "clob": "string", "uuid": "string", "json": "string", "jsonb": "string", "xml": "string",
+    "bool": "boolean", "int2": "smallint", "int4": "int", "int8": "bigint", "float4": "float", "float8": "double",
+    "double precision": "double", "number": "decimal(38,10)", "datetime": "timestamp", "datetime2": "timestamp",
+    "timestamptz": "timestamp", "timestamp with time zone": "timestamp",
+    "timestamp without time zone": "timestamp_ntz", "bytea": "binary", "blob": "binary", "varbinary": "binary",
+}  # fmt: skip
+_STRINGISH_RE = re.compile(r"^(?:n?varchar|n?char|character varying|character|varchar2)(?:\s*\(\s*\d+\s*\))?$")
+_NUMBER_RE = re.compile(r"^number\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)$")
+_LOGICAL_DEFAULTS = {
+    "string": "string", "integer": "bigint", "number": "double", "boolean": "boolean", "date": "date",
+    "timestamp": "timestamp", "time": "string",
+}  # fmt: skip
+
+
+def is_spark_type(text: str) -> bool:
+    """True when `text` is a Spark SQL type string (primitive, decimal, array, map or struct)."""
+    try:
+        rest = _parse(text.strip())
+    except ValueError:
+        return False
+    return rest == ""
+
+
+def to_spark_type(physical: str | None) -> str | None:
+    """A physical (database or Spark) type as a Spark type string, or None when not recognised."""
+    if not physical:
+        return None
+    text = str(physical).strip()
+    if is_spark_type(text) and not _STRINGISH_RE.match(text.lower()):
+        return text
+    low = re.sub(r"\s+", " ", text.lower())
+    if low in _ALIASES:
+        return _ALIASES[low]
+    if _STRINGISH_RE.match(low):
+        return "string"  # Spark casts to char/varchar only inside table schemas
+    match = _NUMBER_RE.match(low)
+    if match:
+        return f"decimal({match.group(1)},{match.group(2) or 0})"
+    return None
+
+
+def spark_type_for(physical: str | None, logical: str | None) -> str:
+    """The Spark type for an ODCS property: its physicalType when recognised, else from its logicalType."""
+    return to_spark_type(physical) or _LOGICAL_DEFAULTS.get(str(logical or "string"), "string")
+
+
+def logical_type(spark_type: str) -> str | None:
+    """The ODCS logicalType of a Spark type string (None for types ODCS has no name for)."""
+    low = spark_type.strip().lower()
+    head = re.split(r"[<(]", low, maxsplit=1)[0].strip()
+    if head in ("string", "varchar", "char", "binary"):
+        return "string"
+    if head in ("tinyint", "byte", "smallint", "short", "int", "integer", "bigint", "long"):
+        return "integer"
+    if head in ("float", "real", "double", "decimal", "dec", "numeric"):
+        return "number"
+    if head == "boolean":
+        return "boolean"
+    if head == "date":
+        return "date"
+    if head.startswith("timestamp"):
+        return "timestamp"
+    if head == "array":
+        return "array"
+    if head in ("struct", "map"):
+        return "object"
+    return None
+
+
+# --------------------------------------------------------------------------- a small recursive parser
+
+
+def _parse(text: str) -> str:
+    """Consume one type from the front of `text`; return the rest (raise ValueError when none)."""
+    low = text.lower()
+    for head, parser in (("array<", _parse_array), ("map<", _parse_map), ("struct<", _parse_struct)):
+        if low.startswith(head):
+            return parser(text[len(head):])
+    match = re.match(r"^([a-z_]+(?:\s*\(\s*\d+\s*(?:,\s*\d+\s*)?\))?)", low)
+    if not match:
+        raise ValueError(text)
+    word = match.group(1)
+    base = word.split("(")[0].strip()
+    if not (base in _SIMPLE and "(" not in word) and not _DECIMAL_RE.match(word) and not _STRINGISH_RE.match(word):
+        raise ValueError(text)
+    return text[match.end():].lstrip()
+
+
+def _close(rest: str) -> str:
+    rest = rest.lstrip()
+    if not rest.startswith(">"):
+        raise ValueError(rest)
+    return rest[1:].lstrip()
+
+
+def _parse_array(text: str) -> str:
+    return _close(_parse(text.lstrip()))
+
+
+def _parse_map(text: str) -> str:
+    rest = _parse(text.lstrip())
+    if not rest.startswith(","):
+        raise ValueError(rest)
+    return _close(_parse(rest[1:].lstrip()))
+
+
+def _parse_struct(text: str) -> str:
+    rest = text.lstrip()
+    if rest.startswith(">"):
+        return rest[1:].lstrip()
+    while True:
+        match = re.match(r"^(`[^`]+`|[A-Za-z_][A-Za-z0-9_]*)\s*:?\s*", rest)
+        if not match:
+            raise ValueError(rest)
+        rest = _parse(rest[match.end():])
+        if rest.lower().startswith("not null"):
+            rest = rest[len("not null"):].lstrip()
+        if rest.startswith(","):
+            rest = rest[1:].lstrip()
+            continue
+        return _close(rest)

@@ -1,0 +1,148 @@
+"""Pipeline decorators in the style of Lakeflow (Databricks DLT / Spark Declarative Pipelines) expectations.
+
+    @dq_governance.contract("contracts/orders.yaml")      # optional: the whole contract
+    @dq_governance.expect("valid_amount", "valor >= 0")   # violations recorded, rows kept
+    @dq_governance.expect_or_drop("has_customer", "cliente_id IS NOT NULL")  # rows left out
+    @dq_governance.expect_or_fail("known_status", "status IN ('PAGO', 'CRIADO')")  # run fails
+    def orders():
+        return spark.read.option("header", True).csv("examples/data/orders.csv")
+
+    df = orders()               # the rows the policy publishes (dropped / quarantined rows left out)
+    orders.last_result          # the CheckResult of that call: rules, counts, report_rows(), quarantine_df
+
+Decorators stack in any order and the function is checked once per call, on the same engine as
+`check`: each expectation becomes an `expression` rule (expect: severity warn; expect_or_drop:
+action drop; expect_or_fail: action fail). Without `@contract`, the rules form a contract named
+after the function with `on_failure: quarantine`. When the gate blocks (an expect_or_fail
+violation, or the contract's own gate) the call raises GateFailedError; `exc.result` and
+`fn.last_result` hold the result.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+from dq_governance.errors import ContractError, GateFailedError
+
+_KINDS = {
+    "expect": {"severity": "warn", "action": "warn"},
+    "expect_or_drop": {"severity": "error", "action": "drop"},
+    "expect_or_fail": {"severity": "error", "action": "fail"},
+}
+
+
+class _Checked:
+    """The wrapped function: collects expectations and a contract, checks each returned DataFrame."""
+
+    def __init__(self, fn: Callable[..., Any]):
+        functools.update_wrapper(self, fn)
+        self._fn = fn
+        self.expectations: list[tuple[str, str, str]] = []  # (kind, name, sql), in source order
+        self.contract_source: Any = None
+        self.check_kwargs: dict[str, Any] = {}
+        self.last_result: Any = None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from dq_governance.api import check
+        from dq_governance.publish.policy import route
+
+        df = self._fn(*args, **kwargs)
+        contract = self.build_contract()
+        result = check(df, contract, pipeline=self.check_kwargs.get("pipeline") or self.__name__,
+                       source=self.check_kwargs.get("source"))
+        self.last_result = result
+        routing = route(result, contract)
+        if routing.blocked:
+            error = GateFailedError(f"{self.__name__}: expectations blocked the output: {'; '.join(result.gate.reasons)}")
+            error.result = result  # type: ignore[attr-defined]
+            raise error
+        result.published = True
+        return routing.target_df
+
+    def build_contract(self) -> Any:
+        """The contract this function is checked against: @contract's, plus one rule per expectation."""
+        from dq_governance.api import resolve_contract
+        from dq_governance.contracts.model import Contract, ExpressionRule
+
+        if self.contract_source is not None:
+            base, _ = resolve_contract(self.contract_source)
+        else:
+            base = Contract.model_validate({
+                "contract": {"name": self.__name__, "version": "0.0.0"},
+                "dataset": {"name": self.__name__},
+                "quality": {"on_failure": "quarantine"},
+            })
+        rules = [
+            ExpressionRule(type="expression", name=name, expression=sql, dimension="validity", **_KINDS[kind])
+            for kind, name, sql in self.expectations
+        ]
+        if not rules:
+            return base
+        names = {rule.name for rule in base.rules()}
+        clash = [rule.name for rule in rules if rule.name in names]
+        if clash:
+            raise ContractError(f"expectation name {clash[0]!r} is already a rule of contract {base.name}")
+        return base.model_copy(update={"quality": base.quality.model_copy(
+            update={"rules": [*base.quality.rules, *rules]})})
+
+
+def _wrap(fn: Callable[..., Any]) -> _Checked:
+    return fn if isinstance(fn, _Checked) else _Checked(fn)
+
+
+def _expectation(kind: str, constraints: dict[str, str]) -> Callable[[Callable[..., Any]], _Checked]:
+    for name, sql in constraints.items():
+        if not isinstance(name, str) or not name or not isinstance(sql, str) or not sql.strip():
+            raise ContractError(f"@{kind}: expectation needs a name and a SQL boolean expression")
+
+    def decorate(fn: Callable[..., Any]) -> _Checked:
+        wrapped = _wrap(fn)
+        # Decorators apply bottom-up; prepend so the rules read in source order.
+        wrapped.expectations[:0] = [(kind, name, sql) for name, sql in constraints.items()]
+        return wrapped
+
+    return decorate
+
+
+def expect(name: str, sql: str) -> Callable[[Callable[..., Any]], _Checked]:
+    """Record violations of `sql` (a row-level boolean); rows are kept."""
+    return _expectation("expect", {name: sql})
+
+
+def expect_or_drop(name: str, sql: str) -> Callable[[Callable[..., Any]], _Checked]:
+    """Leave rows violating `sql` out of the output (they stay in the result's quarantine_df)."""
+    return _expectation("expect_or_drop", {name: sql})
+
+
+def expect_or_fail(name: str, sql: str) -> Callable[[Callable[..., Any]], _Checked]:
+    """Fail the call (GateFailedError) when any row violates `sql`."""
+    return _expectation("expect_or_fail", {name: sql})
+
+
+def expect_all(constraints: dict[str, str]) -> Callable[[Callable[..., Any]], _Checked]:
+    """Several `expect`s at once: {name: sql}."""
+    return _expectation("expect", dict(constraints))
+
+
+def expect_all_or_drop(constraints: dict[str, str]) -> Callable[[Callable[..., Any]], _Checked]:
+    """Several `expect_or_drop`s at once."""
+    return _expectation("expect_or_drop", dict(constraints))
+
+
+def expect_all_or_fail(constraints: dict[str, str]) -> Callable[[Callable[..., Any]], _Checked]:
+    """Several `expect_or_fail`s at once."""
+    return _expectation("expect_or_fail", dict(constraints))
+
+
+def contract(source: Any, *, pipeline: str | None = None, source_name: str | None = None) -> Callable[
+        [Callable[..., Any]], _Checked]:
+    """Check the function's DataFrame against a whole contract (path or Contract)."""
+
+    def decorate(fn: Callable[..., Any]) -> _Checked:
+        wrapped = _wrap(fn)
+        wrapped.contract_source = source
+        wrapped.check_kwargs = {"pipeline": pipeline, "source": source_name}
+        return wrapped
+
+    return decorate

@@ -1,0 +1,358 @@
+"""Emit START / COMPLETE / FAIL OpenLineage events for a contract check run.
+
+The transport comes from a `--lineage` spec (`file:PATH`, `http(s)://…`, `console`, `none`) or the
+standard openlineage-python sources (`openlineage.yml`, `OPENLINEAGE__*`). Emission failures are
+logged on one line and never fail the pipeline unless `strict`. Tokens never reach logs or events.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+from urllib.parse import urlsplit, urlunsplit
+
+from openlineage.client import OpenLineageClient
+from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
+
+from dq_governance.errors import ConfigError, LineageError
+from dq_governance.lineage import facets as F
+
+log = logging.getLogger(__name__)
+
+#: `--lineage` values that mean "use openlineage.yml / OPENLINEAGE__* env vars"
+STANDARD_SPECS = frozenset({"", "default", "env", "auto", "openlineage"})
+DEFAULT_ENDPOINT = "/api/v1/lineage"
+#: Fewer, faster retries than the client default (5, backoff 0.3): a dead endpoint costs seconds, not minutes.
+HTTP_RETRY = {"total": 3, "backoff_factor": 0.2, "status_forcelist": [429, 500, 502, 503, 504]}
+API_KEY_ENV = "OPENLINEAGE_API_KEY"
+PARENT_ENV = "OPENLINEAGE_PARENT_ID"  # namespace/job/runId, as Airflow and dbt integrations pass it
+ROOT_PARENT_ENV = "OPENLINEAGE_ROOT_PARENT_ID"
+
+Ref = tuple[str, str, str]  # (namespace, job name, run id)
+
+
+# --------------------------------------------------------------------------- transport specs
+
+
+def split_http_url(url: str) -> tuple[str, str | None]:
+    """(scheme://host:port, path or None): the path goes to `endpoint`, never into `url`."""
+    parts = urlsplit(url)
+    base = urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], "", "", ""))
+    path = parts.path if parts.path not in ("", "/") else None
+    if path and parts.query:
+        path = f"{path}?{parts.query}"
+    return base, path
+
+
+def transport_config(spec: str | None) -> dict[str, Any] | None:
+    """The openlineage-python transport dict for a `--lineage` spec; None = standard config sources."""
+    text = (spec or "").strip()
+    if text.lower() in STANDARD_SPECS:
+        return None
+    if text == "console":
+        return {"type": "console"}
+    if text.startswith("file:"):
+        path = text[len("file:"):]
+        if not path:
+            raise ConfigError("--lineage file: needs a path, e.g. file:out/lineage.jsonl")
+        Path(path).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
+        return {"type": "file", "log_file_path": str(Path(path).expanduser().resolve()), "append": True}
+    if text.startswith(("http://", "https://")):
+        base, path = split_http_url(text)
+        config: dict[str, Any] = {"type": "http", "url": base, "endpoint": path or DEFAULT_ENDPOINT,
+                                  "retry": dict(HTTP_RETRY)}
+        key = os.environ.get(API_KEY_ENV)
+        if key:
+            config["auth"] = {"type": "api_key", "apiKey": key}
+        return config
+    if text.endswith((".yml", ".yaml")):
+        import yaml
+
+        try:
+            doc = yaml.safe_load(Path(text).read_text()) or {}
+        except OSError as exc:
+            raise ConfigError(f"{text}: cannot read OpenLineage config: {exc.strerror}") from None
+        if not isinstance(doc.get("transport"), dict):
+            raise ConfigError(f"{text}: OpenLineage config has no `transport` mapping")
+        return doc["transport"]
+    raise ConfigError(
+        f"--lineage {redact(text)!r}: expected file:PATH, http(s)://HOST[:PORT][/PATH], console, none, "
+        "default (openlineage.yml / OPENLINEAGE__* env) or a path to an openlineage.yml"
+    )
+
+
+def redact(text: str) -> str:
+    """A URL or message with userinfo and query strings removed (where tokens hide)."""
+    if "://" not in text:
+        return text
+    parts = urlsplit(text)
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
+
+
+def make_client(spec: str | None) -> OpenLineageClient:
+    """An OpenLineageClient for the spec (standard sources when the spec does not name a transport)."""
+    transport = transport_config(spec)
+    return OpenLineageClient() if transport is None else OpenLineageClient(config={"transport": transport})
+
+
+# --------------------------------------------------------------------------- parents
+
+
+def parse_ref(text: str, what: str) -> Ref:
+    """`namespace/job/runId` (the OPENLINEAGE_PARENT_ID format) -> (namespace, job, run id)."""
+    head, _, run_id = text.strip().rpartition("/")
+    namespace, _, name = head.partition("/")
+    if not (namespace and name and _is_uuid(run_id)):
+        raise ConfigError(f"{what}: expected NAMESPACE/JOB/RUN_UUID, got {text!r}")
+    return namespace, name, run_id
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        uuid.UUID(text)
+    except ValueError:
+        return False
+    return True
+
+
+def orchestrator_parent(
+    parent_run_id: str | None, parent_job: str | None, default_namespace: str
+) -> tuple[Ref | None, Ref | None]:
+    """(parent, root) from --parent-run-id / --parent-job, else OPENLINEAGE_PARENT_ID / _ROOT_PARENT_ID."""
+    parent: Ref | None = None
+    if parent_run_id or parent_job:
+        if not (parent_run_id and parent_job):
+            raise ConfigError("--parent-run-id and --parent-job go together (job as NAMESPACE/NAME or NAME)")
+        if not _is_uuid(parent_run_id):
+            raise ConfigError(f"--parent-run-id: {parent_run_id!r} is not a UUID")
+        namespace, _, name = parent_job.partition("/") if "/" in parent_job else (default_namespace, "", parent_job)
+        parent = (namespace, name, parent_run_id)
+    elif os.environ.get(PARENT_ENV):
+        parent = parse_ref(os.environ[PARENT_ENV], PARENT_ENV)
+    root = parse_ref(os.environ[ROOT_PARENT_ENV], ROOT_PARENT_ENV) if os.environ.get(ROOT_PARENT_ENV) else None
+    if parent is not None and root is None:
+        root = parent
+    return parent, root
+
+
+def spark_application(spark: Any) -> Ref | None:
+    """(namespace, job, run id) of the Spark application run the listener reports, if it was configured."""
+    if spark is None:
+        return None
+    try:
+        conf = spark.sparkContext.getConf()
+    except Exception:  # Spark Connect has no SparkContext (and no listener we could configure)
+        return None
+    run_id = conf.get("spark.openlineage.applicationRunId", None)
+    listeners = conf.get("spark.extraListeners", "") or ""
+    if not run_id or "OpenLineageSparkListener" not in listeners:
+        return None
+    namespace = conf.get("spark.openlineage.namespace", None) or "default"
+    name = conf.get("spark.openlineage.appName", None) or conf.get("spark.app.name", "spark")
+    return namespace, F.normalize_name(name), run_id
+
+
+# --------------------------------------------------------------------------- the emitter
+
+
+class LineageEmitter:
+    """Emits one run's START and COMPLETE or FAIL events; every failure is logged, raised only when strict."""
+
+    def __init__(
+        self,
+        client: OpenLineageClient,
+        contract: Any,
+        *,
+        run_id: str,
+        pipeline: str,
+        strict: bool = False,
+        parent: Ref | None = None,
+        root: Ref | None = None,
+        spark: Any = None,
+        contract_location: str | None = None,
+        namespace: str | None = None,
+    ) -> None:
+        self.client = client
+        self.contract = contract
+        self.run_id = run_id
+        self.pipeline = pipeline
+        self.strict = strict
+        self.parent = parent
+        self.root = root
+        self.spark = spark
+        self.contract_location = contract_location
+        self.namespace = namespace or F.job_namespace(contract)
+        self.job_name = F.job_name(contract, pipeline)
+        self.input: tuple[str, str] | None = None
+        self.emitted: list[RunEvent] = []
+        self.failures = 0
+
+    # -- public API -------------------------------------------------------
+    def start(self, input_namespace: str | None = None, input_name: str | None = None) -> None:
+        """START: the job with its facets and the input with its contract facets."""
+        self.input = self._input_identity(input_namespace, input_name)
+        inputs = [InputDataset(namespace=self.input[0], name=self.input[1], facets=self._dataset_facets(None))]
+        self._emit(RunState.START, self._run_facets(), inputs, [])
+
+    def complete(self, result: Any, outputs: Iterable[Mapping[str, Any]] = ()) -> None:
+        """COMPLETE: quality metrics and assertions on the input, the test facet, and the written outputs."""
+        self._finish(RunState.COMPLETE, result, outputs, None)
+
+    def fail(self, result: Any, message: str, outputs: Iterable[Mapping[str, Any]] = (),
+             stack_trace: str | None = None) -> None:
+        """FAIL with an errorMessage facet (the gate blocked, or the run errored; `result` may be None)."""
+        self._finish(RunState.FAIL, result, outputs, F.error_facet(message, stack_trace))
+
+    def close(self) -> None:
+        """Flush and close the transport (async transports); never raises unless strict."""
+        try:
+            self.client.close(timeout=5.0)
+        except Exception as exc:  # closing is best effort, like emitting
+            self._failed("close", exc)
+
+    # -- building ----------------------------------------------------------
+    def _input_identity(self, namespace: str | None, name: str | None) -> tuple[str, str]:
+        if namespace and name:
+            return namespace, name
+        dataset = self.contract.dataset
+        location = dataset.path or dataset.table or dataset.name
+        return F.dataset_identity(location)
+
+    def _dataset_facets(self, result: Any, spark_schema: Any = None) -> dict[str, Any]:
+        return F.dataset_facets(self.contract, result, spark_schema=spark_schema, location=self.contract_location)
+
+    def _run_facets(self, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        facets: dict[str, Any] = {"processing_engine": F.processing_engine_facet(self.spark)}
+        if self.parent is not None:
+            facets["parent"] = F.parent_facet(self.parent, self.root)
+        facets.update(extra or {})
+        return facets
+
+    def _finish(self, state: RunState, result: Any, outputs: Iterable[Mapping[str, Any]], error: Any) -> None:
+        if self.input is None:
+            self.input = self._input_identity(None, None)
+        extra: dict[str, Any] = {}
+        input_facets: dict[str, Any] = {}
+        dataset_facets = self._dataset_facets(result, _schema_of(getattr(result, "annotated_df", None), drop_dq=True))
+        try:
+            if result is not None:
+                extra["test"] = F.test_facet(self.contract, result)
+                assertions = F.assertions_facet(self.contract, result)
+                input_facets = {"dataQualityMetrics": F.metrics_facet(self.contract, result),
+                                "dataQualityAssertions": assertions}
+                dataset_facets["dataQualityAssertions"] = assertions  # also here, as dbt does, for consumers reading `facets`
+        except Exception as exc:  # a malformed result must not cost the whole event
+            self._failed("facets", exc)
+        if error is not None:
+            extra["errorMessage"] = error
+        inputs = [InputDataset(namespace=self.input[0], name=self.input[1], facets=dataset_facets,
+                               inputFacets=input_facets)]
+        outs = [self._output(spec, result) for spec in outputs]
+        self._emit(state, self._run_facets(extra), inputs, outs)
+
+    def _output(self, spec: Mapping[str, Any], result: Any) -> OutputDataset:
+        kind = spec.get("kind", "target")
+        df = getattr(result, "quarantine_df" if kind == "quarantine" else "valid_df", None)
+        spark_schema = spec.get("schema") or _schema_of(df, drop_dq=False)
+        facets = self._dataset_facets(result, spark_schema)
+        if kind == "quarantine":
+            facets.pop(F.CONTRACT_FACET_KEY, None)  # the quarantine is not the contracted dataset
+        columns = [f.name for f in facets["schema"].fields if not f.name.startswith("_dq")] if facets.get("schema") else []
+        if self.input is not None and columns:
+            known = set(self.contract.column_names())
+            facets["columnLineage"] = F.column_lineage_facet(
+                self.contract, self.input[0], self.input[1], [c for c in columns if c in known])
+        return OutputDataset(
+            namespace=spec["namespace"], name=spec["name"], facets=facets,
+            outputFacets={"outputStatistics": F.output_statistics_facet(spec.get("rows"))},
+        )
+
+    # -- sending -----------------------------------------------------------
+    def _emit(self, state: RunState, run_facets: dict[str, Any], inputs: list[InputDataset],
+              outputs: list[OutputDataset]) -> None:
+        event = RunEvent(
+            eventType=state,
+            eventTime=datetime.now(timezone.utc).isoformat(),
+            run=Run(runId=self.run_id, facets=run_facets),
+            job=Job(namespace=self.namespace, name=self.job_name, facets=F.job_facets(self.contract)),
+            inputs=inputs,
+            outputs=outputs,
+            producer=F.PRODUCER,
+        )
+        try:
+            self.client.emit(event)
+        except Exception as exc:  # lineage must never fail the data pipeline unless asked to
+            self._failed(state.value, exc)
+            return
+        self.emitted.append(event)
+
+    def _failed(self, what: str, exc: Exception) -> None:
+        self.failures += 1
+        text = f"OpenLineage {what} event for run {self.run_id} not emitted: {type(exc).__name__}: {redact(str(exc))}"
+        if self.strict:
+            raise LineageError(text) from None
+        log.warning(text)
+
+
+def _schema_of(df: Any, drop_dq: bool) -> Any:
+    """A DataFrame's schema (no Spark job), optionally without the `_dq_*` annotation columns."""
+    if df is None:
+        return None
+    try:
+        schema = df.schema
+    except Exception:  # a DataFrame that cannot analyse its plan: fall back to the contract schema
+        return None
+    if not drop_dq:
+        return schema
+    kept = [f for f in schema.fields if not f.name.startswith("_dq_")]
+    return type(schema)(kept)
+
+
+# --------------------------------------------------------------------------- factory
+
+
+def build_emitter(
+    spec: str | None,
+    contract: Any,
+    *,
+    run_id: str,
+    pipeline: str,
+    strict: bool = False,
+    parent_run_id: str | None = None,
+    parent_job: str | None = None,
+    spark: Any = None,
+    contract_location: str | None = None,
+) -> LineageEmitter | None:
+    """An emitter for the `--lineage` spec, or None for `none` (or when the transport cannot start, unless strict)."""
+    if spec is not None and spec.strip().lower() == "none":
+        return None
+    if isinstance(contract, (str, Path)):
+        from dq_governance.contracts.load import load_contract  # type: ignore[import-not-found]
+
+        contract_location = contract_location or str(contract)
+        contract = load_contract(contract)
+    namespace = F.job_namespace(contract)
+    orchestrator, orchestrator_root = orchestrator_parent(parent_run_id, parent_job, namespace)
+    application = spark_application(spark)
+    if application is not None:
+        parent, root = application, orchestrator_root or application
+    else:
+        parent, root = orchestrator, orchestrator_root
+    try:
+        client = make_client(spec)
+    except ConfigError:
+        raise
+    except Exception as exc:  # e.g. a broken openlineage.yml: lineage is optional unless strict
+        text = f"OpenLineage transport could not start: {type(exc).__name__}: {redact(str(exc))}"
+        if strict:
+            raise LineageError(text) from None
+        log.warning(text + "; continuing without lineage")
+        return None
+    return LineageEmitter(
+        client, contract, run_id=str(run_id), pipeline=pipeline, strict=strict, parent=parent, root=root,
+        spark=spark, contract_location=contract_location, namespace=namespace,
+    )

@@ -1,0 +1,670 @@
+"""The lineage graph store: OpenLineage events into an embedded SQLite database (WAL mode).
+
+Nodes are datasets (namespace, name), their fields, jobs and runs. Edges are dataset -> job (a job
+reads it), job -> dataset (a job writes it) and field -> field through a job, taken from the
+`columnLineage` facet with its DIRECT/INDIRECT type and subtype. Per dataset the latest ownership,
+tags, quality status and contract facets are kept (latest by eventTime, so late events never win).
+
+Edges are the union of everything ingested: union is order-independent, which makes ingest
+idempotent and indifferent to START/COMPLETE arriving out of order. A malformed event is skipped
+with a counted, logged reason; it never stops the ingest. The store is read with indexed queries,
+never loaded whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+import sqlite3
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from dq_governance.errors import InputDataError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_DB = Path(".dqgov") / "lineage.db"
+CONTRACT_FACET = "dqgov_dataContract"
+EVENT_TYPES = ("START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER")
+# A terminal state outranks START/RUNNING whatever the arrival order; OTHER never changes the state.
+_STATE_RANK = {"OTHER": 0, "START": 1, "RUNNING": 1, "COMPLETE": 2, "ABORT": 2, "FAIL": 2}
+_CACHE_LIMIT = 200_000  # id caches are cleared past this size, so memory stays bounded
+_MAX_REASONS_KEPT = 100
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS datasets (
+  id INTEGER PRIMARY KEY, namespace TEXT NOT NULL, name TEXT NOT NULL,
+  owners TEXT, owners_time REAL, tags TEXT, tags_time REAL,
+  quality_status TEXT, quality_time REAL, contract TEXT, contract_time REAL,
+  description TEXT, description_time REAL,
+  UNIQUE (namespace, name));
+CREATE INDEX IF NOT EXISTS datasets_name ON datasets (name);
+CREATE TABLE IF NOT EXISTS fields (
+  id INTEGER PRIMARY KEY, dataset_id INTEGER NOT NULL, name TEXT NOT NULL, type TEXT,
+  pii INTEGER NOT NULL DEFAULT 0, tags TEXT, tags_time REAL,
+  UNIQUE (dataset_id, name));
+CREATE TABLE IF NOT EXISTS jobs (
+  id INTEGER PRIMARY KEY, namespace TEXT NOT NULL, name TEXT NOT NULL, owners TEXT, owners_time REAL,
+  UNIQUE (namespace, name));
+CREATE TABLE IF NOT EXISTS runs (
+  run_id TEXT PRIMARY KEY, job_id INTEGER, state TEXT, state_time REAL, start_time REAL, end_time REAL,
+  parent_run_id TEXT) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS io (
+  job_id INTEGER NOT NULL, dataset_id INTEGER NOT NULL, direction TEXT NOT NULL,
+  PRIMARY KEY (job_id, direction, dataset_id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS io_dataset ON io (dataset_id, direction, job_id);
+CREATE TABLE IF NOT EXISTS field_edges (
+  src INTEGER NOT NULL, dst INTEGER NOT NULL, job_id INTEGER NOT NULL, type TEXT NOT NULL, subtype TEXT NOT NULL,
+  PRIMARY KEY (src, dst, job_id, type, subtype)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS field_edges_dst ON field_edges (dst);
+CREATE TABLE IF NOT EXISTS dataset_deps (
+  src INTEGER NOT NULL, dst_dataset INTEGER NOT NULL, job_id INTEGER NOT NULL, type TEXT NOT NULL,
+  subtype TEXT NOT NULL, PRIMARY KEY (src, dst_dataset, job_id, type, subtype)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS dataset_deps_dst ON dataset_deps (dst_dataset);
+CREATE TABLE IF NOT EXISTS column_lineage (
+  job_id INTEGER NOT NULL, dataset_id INTEGER NOT NULL, PRIMARY KEY (job_id, dataset_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS events (digest BLOB PRIMARY KEY) WITHOUT ROWID;
+"""
+
+
+@dataclass
+class IngestStats:
+    """What one ingest did: events read, stored, duplicates, and skipped with their reasons."""
+
+    read: int = 0
+    stored: int = 0
+    duplicates: int = 0
+    skipped: int = 0
+    reasons: Counter = field(default_factory=Counter)
+    errors: list[str] = field(default_factory=list)  # the first few skip messages, with their location
+
+    def skip(self, where: str, reason: str) -> None:
+        """Count a skipped event, keep its message, and log it."""
+        self.skipped += 1
+        self.reasons[reason.split(":", 1)[0]] += 1
+        message = f"{where}: {reason}"
+        if len(self.errors) < _MAX_REASONS_KEPT:
+            self.errors.append(message)
+        log.warning("skipped lineage event at %s", message)
+
+    def merge(self, other: IngestStats) -> None:
+        """Add another ingest's counts to this one."""
+        self.read += other.read
+        self.stored += other.stored
+        self.duplicates += other.duplicates
+        self.skipped += other.skipped
+        self.reasons.update(other.reasons)
+        self.errors.extend(other.errors[: max(0, _MAX_REASONS_KEPT - len(self.errors))])
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-friendly summary."""
+        return {"read": self.read, "stored": self.stored, "duplicates": self.duplicates,
+                "skipped": self.skipped, "reasons": dict(self.reasons), "errors": list(self.errors)}
+
+
+class MalformedEvent(ValueError):
+    """An event that does not have the OpenLineage shape the store needs."""
+
+
+# --------------------------------------------------------------------------- validation
+
+_FRACTION_RE = re.compile(r"\.(\d+)")
+
+
+def parse_time(text: Any) -> float:
+    """Epoch seconds of an ISO-8601 eventTime; a time without an offset is taken as UTC."""
+    if not isinstance(text, str) or not text:
+        raise MalformedEvent("eventTime: missing or not a string")
+    value = text.strip().replace("Z", "+00:00").replace("z", "+00:00")
+    # Python 3.10 accepts only 3 or 6 fractional digits; Java emits 1-9.
+    value = _FRACTION_RE.sub(lambda m: "." + (m.group(1) + "000000")[:6], value, count=1)
+    try:
+        stamp = datetime.fromisoformat(value)
+    except ValueError:
+        raise MalformedEvent(f"eventTime: not ISO-8601: {text!r}") from None
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=timezone.utc)
+    return stamp.timestamp()
+
+
+def _need_str(obj: dict, key: str, where: str) -> str:
+    value = obj.get(key)
+    if not isinstance(value, str) or not value:
+        raise MalformedEvent(f"{where}.{key}: missing or not a non-empty string")
+    return value
+
+
+def _need_dict(value: Any, where: str) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise MalformedEvent(f"{where}: not an object")
+    return value
+
+
+def validate_event(event: Any) -> None:
+    """Raise MalformedEvent naming the first field that breaks the OpenLineage shape we read."""
+    if not isinstance(event, dict):
+        raise MalformedEvent("event: not a JSON object")
+    parse_time(event.get("eventTime"))
+    event_type = event.get("eventType")
+    if event_type is not None and event_type not in EVENT_TYPES:
+        raise MalformedEvent(f"eventType: {event_type!r} is not one of {', '.join(EVENT_TYPES)}")
+    if "dataset" in event and "job" not in event:  # a DatasetEvent
+        _validate_dataset(event["dataset"], "dataset")
+        return
+    job = event.get("job")
+    if not isinstance(job, dict):
+        raise MalformedEvent("job: missing or not an object")
+    _need_str(job, "namespace", "job")
+    _need_str(job, "name", "job")
+    _need_dict(job.get("facets"), "job.facets")
+    if "run" in event or event_type is not None:  # a RunEvent
+        run = event.get("run")
+        if not isinstance(run, dict):
+            raise MalformedEvent("run: missing or not an object")
+        _need_str(run, "runId", "run")
+        _need_dict(run.get("facets"), "run.facets")
+    for side in ("inputs", "outputs"):
+        items = event.get(side)
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            raise MalformedEvent(f"{side}: not a list")
+        for index, dataset in enumerate(items):
+            _validate_dataset(dataset, f"{side}[{index}]")
+
+
+def _validate_dataset(dataset: Any, where: str) -> None:
+    if not isinstance(dataset, dict):
+        raise MalformedEvent(f"{where}: not an object")
+    _need_str(dataset, "namespace", where)
+    _need_str(dataset, "name", where)
+    facets = _need_dict(dataset.get("facets"), f"{where}.facets")
+    for key in ("inputFacets", "outputFacets"):
+        _need_dict(dataset.get(key), f"{where}.{key}")
+    lineage = facets.get("columnLineage")
+    if lineage is None:
+        return
+    here = f"{where}.facets.columnLineage"
+    lineage = _need_dict(lineage, here)
+    fields_ = _need_dict(lineage.get("fields"), f"{here}.fields")
+    for out_name, spec in fields_.items():
+        spec = _need_dict(spec, f"{here}.fields.{out_name}")
+        _validate_input_fields(spec.get("inputFields"), f"{here}.fields.{out_name}.inputFields")
+    _validate_input_fields(lineage.get("dataset"), f"{here}.dataset")
+
+
+def _validate_input_fields(items: Any, where: str) -> None:
+    if items is None:
+        return
+    if not isinstance(items, list):
+        raise MalformedEvent(f"{where}: not a list")
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise MalformedEvent(f"{where}[{index}]: not an object")
+        for key in ("namespace", "name", "field"):
+            _need_str(item, key, f"{where}[{index}]")
+        transformations = item.get("transformations")
+        if transformations is not None and not (
+            isinstance(transformations, list) and all(isinstance(t, dict) for t in transformations)
+        ):
+            raise MalformedEvent(f"{where}[{index}].transformations: not a list of objects")
+
+
+# --------------------------------------------------------------------------- facet readers
+
+
+def quality_status(dataset: dict) -> str | None:
+    """passed / warned / failed from our contract facet, else from dataQualityAssertions; None if neither."""
+    facets = dataset.get("facets") or {}
+    contract = facets.get(CONTRACT_FACET)
+    if isinstance(contract, dict) and isinstance(contract.get("status"), str):
+        return contract["status"].lower()
+    for container in (dataset.get("inputFacets") or {}, facets):
+        assertions = (container.get("dataQualityAssertions") or {}).get("assertions")
+        if isinstance(assertions, list) and assertions:
+            failed = [a for a in assertions if isinstance(a, dict) and a.get("success") is False]
+            if not failed:
+                return "passed"
+            return "warned" if all(str(a.get("severity", "error")).lower() == "warn" for a in failed) else "failed"
+    return None
+
+
+def _strip_meta(facet: dict) -> dict:
+    return {k: v for k, v in facet.items() if not k.startswith("_")}
+
+
+def _flatten_schema(fields_: Any, prefix: str = "") -> Iterator[tuple[str, str | None]]:
+    if not isinstance(fields_, list):
+        return
+    for item in fields_:
+        if isinstance(item, dict) and isinstance(item.get("name"), str):
+            path = f"{prefix}{item['name']}"
+            yield path, item.get("type") if isinstance(item.get("type"), str) else None
+            yield from _flatten_schema(item.get("fields"), f"{path}.")
+
+
+def _edge_kinds(item: dict) -> list[tuple[str, str]]:
+    """(type, subtype) pairs of an input field; '' where the producer gave none."""
+    transformations = item.get("transformations") or []
+    kinds = [(str(t.get("type") or "").upper(), str(t.get("subtype") or "").upper()) for t in transformations]
+    return kinds or [("", "")]
+
+
+# --------------------------------------------------------------------------- the store
+
+
+class LineageGraph:
+    """A lineage graph in one SQLite file; open it, ingest events, query neighbours."""
+
+    def __init__(self, path: str | Path = DEFAULT_DB, *, create: bool = True):
+        self.path = Path(path)
+        if not create and not self.path.exists():
+            raise InputDataError(f"{self.path}: lineage store not found (run `dqgov lineage ingest` first)")
+        if create:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.db = sqlite3.connect(str(self.path), timeout=30, isolation_level=None, check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA cache_size=-65536")  # 64 MiB page cache at most
+            self.db.execute("PRAGMA temp_store=MEMORY")
+            self.db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise InputDataError(f"{self.path}: not a lineage store: {exc}") from None
+        self._dataset_ids: dict[tuple[str, str], int] = {}
+        self._field_ids: dict[tuple[int, str], int] = {}
+        self._job_ids: dict[tuple[str, str], int] = {}
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.db.close()
+
+    def __enter__(self) -> LineageGraph:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- ids ---------------------------------------------------------------
+    def _bounded(self) -> None:
+        for cache in (self._dataset_ids, self._field_ids, self._job_ids):
+            if len(cache) > _CACHE_LIMIT:
+                cache.clear()
+
+    def dataset_id(self, namespace: str, name: str) -> int:
+        """The id of a dataset, created when new."""
+        key = (namespace, name)
+        found = self._dataset_ids.get(key)
+        if found is None:
+            cur = self.db.execute("INSERT OR IGNORE INTO datasets (namespace, name) VALUES (?, ?)", key)
+            found = cur.lastrowid if cur.rowcount else self.db.execute(
+                "SELECT id FROM datasets WHERE namespace = ? AND name = ?", key).fetchone()[0]
+            self._dataset_ids[key] = found
+        return found
+
+    def field_id(self, dataset_id: int, name: str) -> int:
+        """The id of a field of a dataset, created when new."""
+        key = (dataset_id, name)
+        found = self._field_ids.get(key)
+        if found is None:
+            cur = self.db.execute("INSERT OR IGNORE INTO fields (dataset_id, name) VALUES (?, ?)", key)
+            found = cur.lastrowid if cur.rowcount else self.db.execute(
+                "SELECT id FROM fields WHERE dataset_id = ? AND name = ?", key).fetchone()[0]
+            self._field_ids[key] = found
+        return found
+
+    def job_id(self, namespace: str, name: str) -> int:
+        """The id of a job, created when new."""
+        key = (namespace, name)
+        found = self._job_ids.get(key)
+        if found is None:
+            cur = self.db.execute("INSERT OR IGNORE INTO jobs (namespace, name) VALUES (?, ?)", key)
+            found = cur.lastrowid if cur.rowcount else self.db.execute(
+                "SELECT id FROM jobs WHERE namespace = ? AND name = ?", key).fetchone()[0]
+            self._job_ids[key] = found
+        return found
+
+    # -- ingest ------------------------------------------------------------
+    def ingest_events(self, events: Iterable[tuple[str, Any]], *, batch: int = 2000) -> IngestStats:
+        """Store (location, event) pairs in transactions of `batch` events; skip and count bad ones."""
+        stats = IngestStats()
+        pending = 0
+        self.db.execute("BEGIN")
+        try:
+            for where, event in events:
+                stats.read += 1
+                if isinstance(event, MalformedEvent):
+                    stats.skip(where, str(event))
+                    continue
+                try:
+                    validate_event(event)
+                    if self._store(event):
+                        stats.stored += 1
+                    else:
+                        stats.duplicates += 1
+                except MalformedEvent as exc:
+                    stats.skip(where, str(exc))
+                pending += 1
+                if pending >= batch:
+                    self.db.execute("COMMIT")
+                    self._bounded()
+                    self.db.execute("BEGIN")
+                    pending = 0
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            self._dataset_ids.clear()
+            self._field_ids.clear()
+            self._job_ids.clear()
+            raise
+        return stats
+
+    def ingest_event(self, event: Any, where: str = "event") -> IngestStats:
+        """Store one event (dict)."""
+        return self.ingest_events([(where, event)])
+
+    def ingest_file(self, path: str | Path) -> IngestStats:
+        """Ingest an OpenLineage JSONL file (one event per line), or a JSON file holding a list of events."""
+        path = Path(path)
+        try:
+            handle = path.open("rb")
+        except OSError as exc:
+            raise InputDataError(f"{path}: cannot read lineage file: {exc.strerror}") from None
+        with handle:
+            return self.ingest_events(_read_events(path, handle))
+
+    def _store(self, event: dict) -> bool:
+        """Write one validated event; False when the same event was stored before."""
+        digest = hashlib.blake2b(
+            json.dumps(event, sort_keys=True, separators=(",", ":")).encode(), digest_size=16).digest()
+        if not self.db.execute("INSERT OR IGNORE INTO events (digest) VALUES (?)", (digest,)).rowcount:
+            return False
+        when = parse_time(event["eventTime"])
+        if "dataset" in event and "job" not in event:
+            self._store_dataset(event["dataset"], when)
+            return True
+        job = event["job"]
+        job_id = self.job_id(job["namespace"], job["name"])
+        owners = ((job.get("facets") or {}).get("ownership") or {}).get("owners")
+        if isinstance(owners, list):
+            self.db.execute(
+                "UPDATE jobs SET owners = ?, owners_time = ? WHERE id = ? AND (owners_time IS NULL OR owners_time <= ?)",
+                (json.dumps(_owner_names(owners)), when, job_id, when))
+        run = event.get("run")
+        if isinstance(run, dict):
+            self._store_run(run, job_id, str(event.get("eventType") or "OTHER"), when)
+        inputs = event.get("inputs") or []
+        outputs = event.get("outputs") or []
+        io_rows = []
+        for dataset in inputs:
+            io_rows.append((job_id, self._store_dataset(dataset, when), "in"))
+        for dataset in outputs:
+            dataset_id = self._store_dataset(dataset, when)
+            io_rows.append((job_id, dataset_id, "out"))
+            lineage = (dataset.get("facets") or {}).get("columnLineage")
+            if isinstance(lineage, dict):
+                self._store_column_lineage(lineage, job_id, dataset_id)
+        self.db.executemany("INSERT OR IGNORE INTO io (job_id, dataset_id, direction) VALUES (?, ?, ?)", io_rows)
+        return True
+
+    def _store_run(self, run: dict, job_id: int, state: str, when: float) -> None:
+        parent = (((run.get("facets") or {}).get("parent") or {}).get("run") or {}).get("runId")
+        row = self.db.execute("SELECT state, state_time FROM runs WHERE run_id = ?", (run["runId"],)).fetchone()
+        start = when if state == "START" else None
+        end = when if _STATE_RANK.get(state) == 2 else None
+        if row is None:
+            self.db.execute(
+                "INSERT INTO runs (run_id, job_id, state, state_time, start_time, end_time, parent_run_id) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (run["runId"], job_id, None if state == "OTHER" else state, None if state == "OTHER" else when,
+                 start, end, parent))
+            return
+        old_state, old_time = row
+        rank, old_rank = _STATE_RANK.get(state, 0), _STATE_RANK.get(old_state or "OTHER", 0)
+        newer = rank > old_rank or (rank == old_rank and rank > 0 and (old_time is None or when >= old_time))
+        self.db.execute(
+            "UPDATE runs SET state = CASE WHEN ? THEN ? ELSE state END, "
+            "state_time = CASE WHEN ? THEN ? ELSE state_time END, "
+            "start_time = CASE WHEN ? IS NULL THEN start_time ELSE min(coalesce(start_time, ?), ?) END, "
+            "end_time = CASE WHEN ? IS NULL THEN end_time ELSE max(coalesce(end_time, ?), ?) END, "
+            "parent_run_id = coalesce(parent_run_id, ?) WHERE run_id = ?",
+            (newer, state, newer, when, start, start, start, end, end, end, parent, run["runId"]))
+
+    def _store_dataset(self, dataset: dict, when: float) -> int:
+        dataset_id = self.dataset_id(dataset["namespace"], dataset["name"])
+        facets = dataset.get("facets") or {}
+        for path, type_ in _flatten_schema((facets.get("schema") or {}).get("fields")):
+            field_id = self.field_id(dataset_id, path)
+            if type_:
+                self.db.execute("UPDATE fields SET type = ? WHERE id = ?", (type_, field_id))
+        updates: list[tuple[str, Any]] = []
+        owners = (facets.get("ownership") or {}).get("owners")
+        if isinstance(owners, list):
+            updates.append(("owners", json.dumps(_owner_names(owners))))
+        tags = (facets.get("tags") or {}).get("tags")
+        if isinstance(tags, list):
+            updates.append(("tags", json.dumps(self._store_tags(dataset_id, tags, when))))
+        status = quality_status(dataset)
+        if status:
+            updates.append(("quality_status", status))
+        contract = facets.get(CONTRACT_FACET)
+        if isinstance(contract, dict):
+            updates.append(("contract", json.dumps(_strip_meta(contract), sort_keys=True)))
+        description = (facets.get("documentation") or {}).get("description")
+        if isinstance(description, str):
+            updates.append(("description", description))
+        for column, value in updates:
+            # latest by eventTime: an older event arriving late leaves the newer facet alone
+            time_column = "owners_time" if column == "owners" else f"{column.split('_')[0]}_time"
+            self.db.execute(
+                f"UPDATE datasets SET {column} = ?, {time_column} = ? "
+                f"WHERE id = ? AND ({time_column} IS NULL OR {time_column} <= ?)",
+                (value, when, dataset_id, when))
+        return dataset_id
+
+    def _store_tags(self, dataset_id: int, tags: list, when: float) -> list[dict]:
+        """Field tags go on the field (pii = a `pii` tag with a true value); dataset tags are returned."""
+        dataset_tags: list[dict] = []
+        by_field: dict[str, list[dict]] = {}
+        for tag in tags:
+            if not isinstance(tag, dict) or not isinstance(tag.get("key"), str):
+                continue
+            item = {"key": tag["key"], "value": str(tag.get("value", ""))}
+            if isinstance(tag.get("field"), str) and tag["field"]:
+                by_field.setdefault(tag["field"], []).append(item)
+            else:
+                dataset_tags.append(item)
+        for name, items in by_field.items():
+            pii = int(any(t["key"].lower() == "pii" and t["value"].lower() in ("true", "1", "yes") for t in items))
+            self.db.execute(
+                "UPDATE fields SET tags = ?, pii = ?, tags_time = ? WHERE id = ? AND (tags_time IS NULL OR tags_time <= ?)",
+                (json.dumps(items), pii, when, self.field_id(dataset_id, name), when))
+        return dataset_tags
+
+    def _store_column_lineage(self, lineage: dict, job_id: int, dataset_id: int) -> None:
+        self.db.execute("INSERT OR IGNORE INTO column_lineage (job_id, dataset_id) VALUES (?, ?)", (job_id, dataset_id))
+        edges = []
+        for out_name, spec in (lineage.get("fields") or {}).items():
+            dst = self.field_id(dataset_id, out_name)
+            for item in spec.get("inputFields") or []:
+                src = self.field_id(self.dataset_id(item["namespace"], item["name"]), item["field"])
+                edges.extend((src, dst, job_id, kind, sub) for kind, sub in _edge_kinds(item))
+        if edges:
+            self.db.executemany(
+                "INSERT OR IGNORE INTO field_edges (src, dst, job_id, type, subtype) VALUES (?, ?, ?, ?, ?)", edges)
+        deps = []
+        for item in lineage.get("dataset") or []:
+            src = self.field_id(self.dataset_id(item["namespace"], item["name"]), item["field"])
+            deps.extend((src, dataset_id, job_id, kind, sub) for kind, sub in _edge_kinds(item))
+        if deps:
+            self.db.executemany(
+                "INSERT OR IGNORE INTO dataset_deps (src, dst_dataset, job_id, type, subtype) VALUES (?, ?, ?, ?, ?)",
+                deps)
+
+    # -- contracts ---------------------------------------------------------
+    def attach_contract(self, contract: Any, location: str | None = None) -> int:
+        """Record a contract for its dataset: owners, PII fields and the contract identity (no events needed)."""
+        info, ds = contract.contract, contract.dataset
+        dataset_id = self.dataset_id(ds.namespace or "file", ds.name)
+        owners = []
+        roles = contract.roles
+        for party in ([roles.owner, roles.steward] if roles else []):
+            if party is not None:
+                owners.append(party.name)
+        for name in (info.owner, info.steward):
+            if name and name not in owners and name.split(":", 1)[-1] not in owners:
+                owners.append(name)
+        self.db.execute("BEGIN")
+        try:
+            row = self.db.execute("SELECT owners, contract FROM datasets WHERE id = ?", (dataset_id,)).fetchone()
+            existing = json.loads(row[1]) if row and row[1] else {}
+            identity = {"name": info.name, "version": info.version, "standard": existing.get("standard", "native")}
+            if location:
+                identity["location"] = location
+            merged = {**existing, **identity}
+            if not (row and row[0]):  # ownership seen in events wins; the contract fills a gap
+                self.db.execute("UPDATE datasets SET owners = ? WHERE id = ?", (json.dumps(owners), dataset_id))
+            self.db.execute("UPDATE datasets SET contract = ? WHERE id = ?",
+                            (json.dumps(merged, sort_keys=True), dataset_id))
+            for path, spec in contract.iter_fields():
+                field_id = self.field_id(dataset_id, path)
+                self.db.execute("UPDATE fields SET type = coalesce(type, ?), pii = max(pii, ?) WHERE id = ?",
+                                (spec.type, int(spec.pii), field_id))
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        return dataset_id
+
+    # -- reads -------------------------------------------------------------
+    def find_datasets(self, name: str, namespace: str | None = None) -> list[tuple[int, str, str]]:
+        """(id, namespace, name) of datasets with this exact name (in a namespace, if given)."""
+        if namespace is None:
+            rows = self.db.execute("SELECT id, namespace, name FROM datasets WHERE name = ?", (name,))
+        else:
+            rows = self.db.execute("SELECT id, namespace, name FROM datasets WHERE name = ? AND namespace = ?",
+                                   (name, namespace))
+        return [tuple(r) for r in rows]
+
+    def dataset(self, dataset_id: int) -> dict[str, Any]:
+        """A dataset's identity and latest facets."""
+        row = self.db.execute(
+            "SELECT namespace, name, owners, tags, quality_status, contract, description FROM datasets WHERE id = ?",
+            (dataset_id,)).fetchone()
+        if row is None:
+            raise KeyError(dataset_id)
+        return {"id": dataset_id, "namespace": row[0], "name": row[1], "owners": json.loads(row[2] or "[]"),
+                "tags": json.loads(row[3] or "[]"), "quality_status": row[4],
+                "contract": json.loads(row[5]) if row[5] else None, "description": row[6]}
+
+    def fields_of(self, dataset_id: int) -> list[dict[str, Any]]:
+        """The known fields of a dataset, by name."""
+        rows = self.db.execute("SELECT id, name, type, pii FROM fields WHERE dataset_id = ? ORDER BY name",
+                               (dataset_id,))
+        return [{"id": r[0], "name": r[1], "type": r[2], "pii": bool(r[3])} for r in rows]
+
+    def field(self, field_id: int) -> tuple[int, str, bool]:
+        """(dataset id, name, pii) of a field."""
+        row = self.db.execute("SELECT dataset_id, name, pii FROM fields WHERE id = ?", (field_id,)).fetchone()
+        return row[0], row[1], bool(row[2])
+
+    def find_field(self, dataset_id: int, name: str) -> int | None:
+        """A field id by name, or None."""
+        row = self.db.execute("SELECT id FROM fields WHERE dataset_id = ? AND name = ?", (dataset_id, name)).fetchone()
+        return row[0] if row else None
+
+    def job(self, job_id: int) -> dict[str, Any]:
+        """A job's identity, owners and its latest run's state."""
+        row = self.db.execute("SELECT namespace, name, owners FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        last = self.db.execute(
+            "SELECT state FROM runs WHERE job_id = ? AND state IS NOT NULL ORDER BY state_time DESC LIMIT 1",
+            (job_id,)).fetchone()
+        return {"id": job_id, "namespace": row[0], "name": row[1], "owners": json.loads(row[2] or "[]"),
+                "last_run_state": last[0] if last else None}
+
+    def run(self, run_id: str) -> dict[str, Any] | None:
+        """A run's job, state and times, or None."""
+        row = self.db.execute(
+            "SELECT job_id, state, start_time, end_time, parent_run_id FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        if row is None:
+            return None
+        return {"run_id": run_id, "job_id": row[0], "state": row[1], "start_time": row[2], "end_time": row[3],
+                "parent_run_id": row[4]}
+
+    def field_out(self, field_id: int) -> list[tuple[int, int, int, str, str]]:
+        """(dst field, its dataset, job, type, subtype) of edges leaving a field."""
+        return self.db.execute(
+            "SELECT e.dst, f.dataset_id, e.job_id, e.type, e.subtype FROM field_edges e JOIN fields f ON f.id = e.dst "
+            "WHERE e.src = ?", (field_id,)).fetchall()
+
+    def field_in(self, field_id: int) -> list[tuple[int, int, int, str, str]]:
+        """(src field, its dataset, job, type, subtype) of edges entering a field."""
+        return self.db.execute(
+            "SELECT e.src, f.dataset_id, e.job_id, e.type, e.subtype FROM field_edges e JOIN fields f ON f.id = e.src "
+            "WHERE e.dst = ?", (field_id,)).fetchall()
+
+    def dataset_deps_out(self, field_id: int) -> list[tuple[int, int, str, str]]:
+        """(dataset, job, type, subtype): datasets a field affects as a whole (filter, join, group by...)."""
+        return self.db.execute("SELECT dst_dataset, job_id, type, subtype FROM dataset_deps WHERE src = ?",
+                               (field_id,)).fetchall()
+
+    def dataset_deps_in(self, dataset_id: int) -> list[tuple[int, int, int, str, str]]:
+        """(src field, its dataset, job, type, subtype): fields that affect a dataset as a whole."""
+        return self.db.execute(
+            "SELECT d.src, f.dataset_id, d.job_id, d.type, d.subtype FROM dataset_deps d JOIN fields f ON f.id = d.src "
+            "WHERE d.dst_dataset = ?", (dataset_id,)).fetchall()
+
+    def downstream_jobs(self, dataset_id: int) -> list[tuple[int, int, bool]]:
+        """(job, output dataset, has column lineage) for each job reading the dataset."""
+        return self.db.execute(
+            "SELECT o.job_id, o.dataset_id, EXISTS (SELECT 1 FROM column_lineage c "
+            "WHERE c.job_id = o.job_id AND c.dataset_id = o.dataset_id) "
+            "FROM io i JOIN io o ON o.job_id = i.job_id AND o.direction = 'out' "
+            "WHERE i.dataset_id = ? AND i.direction = 'in'", (dataset_id,)).fetchall()
+
+    def upstream_jobs(self, dataset_id: int) -> list[tuple[int, int, bool]]:
+        """(job, input dataset, job has column lineage for this dataset) for each job writing the dataset."""
+        return self.db.execute(
+            "SELECT i.job_id, i.dataset_id, EXISTS (SELECT 1 FROM column_lineage c "
+            "WHERE c.job_id = o.job_id AND c.dataset_id = o.dataset_id) "
+            "FROM io o JOIN io i ON i.job_id = o.job_id AND i.direction = 'in' "
+            "WHERE o.dataset_id = ? AND o.direction = 'out'", (dataset_id,)).fetchall()
+
+    def counts(self) -> dict[str, int]:
+        """Row counts per table (for reports and tests)."""
+        tables = ("datasets", "fields", "jobs", "runs", "io", "field_edges", "dataset_deps", "events")
+        return {t: self.db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
+
+
+def _owner_names(owners: list) -> list[str]:
+    return [o["name"] for o in owners if isinstance(o, dict) and isinstance(o.get("name"), str)]
+
+
+def _read_events(path: Path, handle: Any) -> Iterator[tuple[str, Any]]:
+    """(location, event or MalformedEvent) from JSONL; a `.json` file may hold one list of events."""
+    if path.suffix == ".json":
+        try:
+            data = json.loads(handle.read())
+        except ValueError as exc:
+            yield f"{path}", MalformedEvent(f"invalid JSON: {exc}")
+            return
+        items = data if isinstance(data, list) else data.get("events", [data]) if isinstance(data, dict) else [data]
+        for index, item in enumerate(items):
+            yield f"{path}[{index}]", item
+        return
+    loads = json.loads
+    for number, line in enumerate(handle, 1):
+        if not line.strip():
+            continue
+        try:
+            yield f"{path}:{number}", loads(line)
+        except ValueError as exc:
+            yield f"{path}:{number}", MalformedEvent(f"invalid JSON: {exc}")

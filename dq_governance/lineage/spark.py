@@ -1,0 +1,280 @@
+"""A SparkSession with the OpenLineage Spark listener configured, linked to our check-run events.
+
+We generate the application run id here and set `spark.openlineage.applicationRunId`, so the
+listener's application run and our emitter's `parent` facet name the same run.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shlex
+import uuid
+from pathlib import Path
+from typing import Any
+
+from dq_governance.errors import ConfigError
+from dq_governance.lineage import emit
+from dq_governance.lineage import facets as F
+
+log = logging.getLogger(__name__)
+
+LISTENER_CLASS = "io.openlineage.spark.agent.OpenLineageSparkListener"
+#: Matches openlineage-python in pyproject.toml (1.54.0 of the Spark jar does not resolve on Maven Central).
+OPENLINEAGE_SPARK_VERSION = "1.53.0"
+SCALA_VERSION = "2.13"
+ARTIFACT = f"openlineage-spark_{SCALA_VERSION}"
+MAVEN_COORDINATES = f"io.openlineage:{ARTIFACT}:{OPENLINEAGE_SPARK_VERSION}"
+JAR_NAME = f"{ARTIFACT}-{OPENLINEAGE_SPARK_VERSION}.jar"
+JAR_ENV = "DQGOV_OPENLINEAGE_JAR"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+HOW_TO_GET_JAR = (
+    f"run `make listener-jar` (or listeners/fetch-openlineage-spark), set {JAR_ENV}=/path/to/{JAR_NAME}, "
+    f"or pass spark.jars.packages={MAVEN_COORDINATES}"
+)
+# Spark's default redaction misses `apiKey`; extend it so the token never shows in the UI or event log.
+REDACTION_REGEX = r"(?i)secret|password|token|access[.]?key|api[._-]?key|auth"
+APP_RUN_ID_KEY = "spark.openlineage.applicationRunId"
+
+
+# --------------------------------------------------------------------------- the jar
+
+
+def jar_candidates() -> list[Path]:
+    """Where the listener jar is looked for, in order (after DQGOV_OPENLINEAGE_JAR)."""
+    m2 = Path.home() / ".m2" / "repository" / "io" / "openlineage" / ARTIFACT / OPENLINEAGE_SPARK_VERSION / JAR_NAME
+    return [REPO_ROOT / "listeners" / "lib" / JAR_NAME, Path.cwd() / "listeners" / "lib" / JAR_NAME, m2]
+
+
+def find_listener_jar() -> str | None:
+    """The listener jar path: DQGOV_OPENLINEAGE_JAR, the fetch script's cache, or the local Maven repo."""
+    explicit = os.environ.get(JAR_ENV)
+    if explicit:
+        if not Path(explicit).is_file():
+            raise ConfigError(f"{JAR_ENV}={explicit}: no such file; {HOW_TO_GET_JAR}")
+        return str(Path(explicit).resolve())
+    for path in jar_candidates():
+        if path.is_file():
+            return str(path)
+    return None
+
+
+def require_listener_jar() -> str:
+    """The listener jar, or a ConfigError saying how to get it."""
+    jar = find_listener_jar()
+    if jar is None:
+        raise ConfigError(f"OpenLineage Spark listener jar {JAR_NAME} not found; {HOW_TO_GET_JAR}")
+    return jar
+
+
+# --------------------------------------------------------------------------- settings
+
+
+def transport_settings(lineage: str | None, *, secrets: bool = True) -> dict[str, str]:
+    """`spark.openlineage.transport.*` for a `--lineage` spec; {} leaves it to openlineage.yml / env.
+
+    HTTP keeps url (scheme://host:port) and endpoint (the path) apart: the listener drops a URL's path.
+    With `secrets=False` the API key is written as a placeholder, for printing.
+    """
+    transport = emit.transport_config(lineage)
+    if transport is None:
+        return {}
+    prefix = "spark.openlineage.transport."
+    kind = transport["type"]
+    out = {f"{prefix}type": kind}
+    if kind == "file":
+        out[f"{prefix}location"] = transport["log_file_path"]
+    elif kind == "http":
+        out[f"{prefix}url"] = transport["url"]
+        out[f"{prefix}endpoint"] = _absolute_path(transport.get("endpoint") or emit.DEFAULT_ENDPOINT)
+        key = (transport.get("auth") or {}).get("apiKey")
+        if key:
+            out[f"{prefix}auth.type"] = "api_key"
+            out[f"{prefix}auth.apiKey"] = key if secrets else f"<{emit.API_KEY_ENV}>"
+    elif kind != "console":
+        raise ConfigError(f"--lineage: the listener cannot be configured for transport {kind!r} from a spec; "
+                          "use openlineage.yml or spark.openlineage.transport.* keys")
+    return out
+
+
+def _absolute_path(endpoint: str) -> str:
+    return endpoint if endpoint.startswith("/") else f"/{endpoint}"
+
+
+def _tag_value(text: str) -> str:
+    # `key:value;key:value` is the listener's tag syntax; keep separators out of values.
+    return re.sub(r"[:;\s]+", "_", text)
+
+
+def contract_settings(contract: Any) -> dict[str, str]:
+    """Job owners and tags from the contract, in the listener's `job.owners.<type>` / `job.tags` syntax."""
+    out: dict[str, str] = {}
+    for name, kind in F.owners(contract):
+        out[f"spark.openlineage.job.owners.{kind}"] = name
+    tags = [f"contract:{_tag_value(contract.name)}", f"contract_version:{_tag_value(contract.version)}",
+            f"dataset:{_tag_value(contract.dataset.name)}"]
+    if contract.contract.domain:
+        tags.append(f"domain:{_tag_value(contract.contract.domain)}")
+    if contract.dataset.classification:
+        tags.append(f"classification:{_tag_value(contract.dataset.classification)}")
+    out["spark.openlineage.job.tags"] = ";".join(tags)
+    return out
+
+
+def parent_settings(parent_run_id: str | None, parent_job: str | None, namespace: str) -> dict[str, str]:
+    """The orchestrator parent / root of the application run (from flags or OPENLINEAGE_PARENT_ID)."""
+    parent, root = emit.orchestrator_parent(parent_run_id, parent_job, namespace)
+    out: dict[str, str] = {}
+    if parent is not None:
+        out.update({"spark.openlineage.parentJobNamespace": parent[0], "spark.openlineage.parentJobName": parent[1],
+                    "spark.openlineage.parentRunId": parent[2]})
+    if root is not None:
+        out.update({"spark.openlineage.rootParentJobNamespace": root[0],
+                    "spark.openlineage.rootParentJobName": root[1], "spark.openlineage.rootParentRunId": root[2]})
+    return out
+
+
+def listener_settings(
+    *,
+    lineage: str | None = None,
+    contract: Any = None,
+    jar: str | None = None,
+    packages: bool = False,
+    application_run_id: str | None = None,
+    parent_run_id: str | None = None,
+    parent_job: str | None = None,
+    secrets: bool = True,
+) -> dict[str, str]:
+    """Every conf key that turns the listener on for one application (no session is created)."""
+    namespace = F.job_namespace(contract)
+    out = {"spark.extraListeners": LISTENER_CLASS, "spark.openlineage.namespace": namespace,
+           "spark.redaction.regex": REDACTION_REGEX}
+    if packages:
+        out["spark.jars.packages"] = MAVEN_COORDINATES
+    elif jar:
+        out["spark.jars"] = jar
+    if application_run_id:
+        out[APP_RUN_ID_KEY] = application_run_id
+    out.update(transport_settings(lineage, secrets=secrets))
+    out.update(parent_settings(parent_run_id, parent_job, namespace))
+    if contract is not None:
+        out.update(contract_settings(contract))
+    return out
+
+
+def _enrich_settings(contract: Any, lineage: str | None) -> dict[str, str]:
+    """The transform-transport settings of the dq-governance listener extension (issue 5), when installed."""
+    try:
+        from dq_governance.lineage.enrich import enrich_settings  # type: ignore[import-not-found]
+    except ImportError:
+        raise ConfigError("enrich=True needs the dq-governance listener extension "
+                          "(dq_governance.lineage.enrich and its jar); it is not installed") from None
+    return enrich_settings(contract, lineage)
+
+
+# --------------------------------------------------------------------------- builders
+
+
+def configure(
+    builder: Any,
+    *,
+    lineage: str | None = None,
+    contract: Any = None,
+    listener: bool = True,
+    enrich: bool = False,
+    application_run_id: str | None = None,
+    parent_run_id: str | None = None,
+    parent_job: str | None = None,
+    conf: dict[str, Any] | None = None,
+) -> tuple[Any, str | None]:
+    """Add the listener settings to a SparkSession builder; returns (builder, application run id or None).
+
+    With the jar missing, logs one line saying how to get it and returns the builder without the listener.
+    """
+    conf = {k: str(v) for k, v in (conf or {}).items()}
+    if not listener or (lineage or "").strip().lower() == "none":
+        for key, value in conf.items():
+            builder = builder.config(key, value)
+        return builder, None
+    packages = "openlineage-spark" in conf.get("spark.jars.packages", "")
+    jar = None if packages else find_listener_jar()
+    if jar is None and not packages:
+        log.warning("OpenLineage Spark listener jar %s not found; %s. Continuing without the listener "
+                    "(--no-listener turns it off explicitly).", JAR_NAME, HOW_TO_GET_JAR)
+        for key, value in conf.items():
+            builder = builder.config(key, value)
+        return builder, None
+    run_id = application_run_id or str(uuid.uuid4())
+    settings = listener_settings(lineage=lineage, contract=contract, jar=jar, application_run_id=run_id,
+                                 parent_run_id=parent_run_id, parent_job=parent_job)
+    if enrich:
+        settings.update(_enrich_settings(contract, lineage))
+    if jar and conf.get("spark.jars"):
+        settings["spark.jars"] = f"{conf.pop('spark.jars')},{jar}"
+    settings.update(conf)  # the caller's explicit conf wins
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    return builder, run_id
+
+
+def spark_session(
+    app_name: str = "dqgov",
+    *,
+    lineage: str | None = None,
+    contract: Any = None,
+    listener: bool = True,
+    enrich: bool = False,
+    master: str | None = None,
+    parent_run_id: str | None = None,
+    parent_job: str | None = None,
+    **conf: Any,
+) -> Any:
+    """A started SparkSession (getOrCreate) with the OpenLineage listener when its jar is available.
+
+    Conf keys with dots go through `**{"spark.sql.shuffle.partitions": "2"}`. The application run id is
+    readable afterwards with `application_run_id(session)`.
+    """
+    from pyspark.sql import SparkSession
+
+    if isinstance(contract, (str, Path)):
+        from dq_governance.contracts.load import load_contract  # type: ignore[import-not-found]
+
+        contract = load_contract(contract)
+    active = SparkSession.getActiveSession()
+    if active is not None and listener:
+        log.warning("a SparkSession is already running; its listener configuration cannot change "
+                    "(one SparkContext per JVM)")
+        return active
+    builder = SparkSession.builder.appName(app_name)
+    if master:
+        builder = builder.master(master)
+    builder, _ = configure(builder, lineage=lineage, contract=contract, listener=listener, enrich=enrich,
+                           parent_run_id=parent_run_id, parent_job=parent_job, conf=conf)
+    return builder.getOrCreate()
+
+
+def application_run_id(spark: Any) -> str | None:
+    """The `spark.openlineage.applicationRunId` of a session configured with the listener, else None."""
+    app = emit.spark_application(spark)
+    return app[2] if app else None
+
+
+# --------------------------------------------------------------------------- cluster configuration
+
+
+def listener_conf(contract: Any, transport: str | None = None, *, jar: str | None = None,
+                  style: str = "conf") -> list[str]:
+    """The listener settings for cluster config: `key=value` (conf), spark-defaults lines or --conf flags.
+
+    No applicationRunId (each application must get its own) and the API key only as a placeholder.
+    """
+    settings = listener_settings(lineage=transport, contract=contract, jar=jar, packages=jar is None,
+                                 secrets=False)
+    if style == "spark-defaults":
+        return [f"{key} {value}" for key, value in settings.items()]
+    if style == "submit":
+        return [f"--conf {shlex.quote(f'{key}={value}')}" for key, value in settings.items()]
+    if style == "conf":
+        return [f"{key}={value}" for key, value in settings.items()]
+    raise ConfigError(f"listener_conf style {style!r}: expected conf, spark-defaults or submit")

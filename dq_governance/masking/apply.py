@@ -1,0 +1,146 @@
+"""Apply a contract's masks to a DataFrame: same columns, same order, masked values.
+
+The key reaches the executors as data, never as plan text: its HMAC pads form a one-row
+DataFrame (an RDD, shown in plans only as `Scan ExistingRDD[...]`) that is broadcast and
+cross-joined, and the pad columns are dropped again by the final projection.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from dq_governance.contracts.model import Contract, MaskingPolicy, MaskingSpec
+from dq_governance.errors import ConfigError
+from dq_governance.masking.keys import MaskingKey, resolve_key
+from dq_governance.masking.methods import MaskContext, mask_column
+from dq_governance.masking.policies import KEYED_METHODS, effective_policy, masked_columns
+
+IPAD_COL = "__dqgov_mask_ipad"
+OPAD_COL = "__dqgov_mask_opad"
+#: column metadata written with every masked column (lands in the parquet / delta schema)
+META_METHOD = "dqgov.masking"
+META_KEY_ID = "dqgov.masking.key_id"
+
+
+def apply_masks(
+    df: DataFrame,
+    contract: Contract,
+    *,
+    keys: MaskingKey | bytes | str | None = None,
+    policy: MaskingPolicy | None = None,
+    base_dir: Path | None = None,
+) -> DataFrame:
+    """Mask the contract's masked columns of `df`; a needed key that is missing raises ConfigError now."""
+    specs = masked_columns(contract, policy)
+    targets = _present(df.schema, specs)
+    if not targets:
+        return df
+    key = None
+    if any(spec.method in KEYED_METHODS for _, _, spec in targets):
+        key = _key(keys, effective_policy(contract, policy), base_dir)
+    source, ipad, opad = df, None, None
+    if key is not None:
+        inner, outer = key.pads()
+        pads = df.sparkSession.createDataFrame(
+            [(bytearray(inner), bytearray(outer))],
+            T.StructType([T.StructField(IPAD_COL, T.BinaryType()), T.StructField(OPAD_COL, T.BinaryType())]),
+        )
+        source = df.crossJoin(F.broadcast(pads))
+        ipad, opad = F.col(IPAD_COL), F.col(OPAD_COL)
+
+    by_top: dict[str, list[tuple[str, str, MaskingSpec]]] = {}
+    for top, path, spec in targets:
+        by_top.setdefault(top, []).append((top, path, spec))
+    columns: list[Column] = []
+    for struct_field in df.schema.fields:
+        name = struct_field.name
+        entries = by_top.get(name)
+        if not entries:
+            columns.append(F.col(_quote(name)))
+            continue
+        columns.append(_masked_top(name, struct_field, entries, contract, ipad, opad, key))
+    return source.select(*columns)
+
+
+def _masked_top(
+    name: str,
+    struct_field: T.StructField,
+    entries: list[tuple[str, str, MaskingSpec]],
+    contract: Contract,
+    ipad: Column | None,
+    opad: Column | None,
+    key: MaskingKey | None,
+) -> Column:
+    """The masked top-level column: the whole column, or its struct with fields replaced."""
+    top_col = F.col(_quote(name))
+    methods = sorted({spec.method for _, _, spec in entries})
+    meta = {META_METHOD: ",".join(methods)}
+    if key is not None and any(m in KEYED_METHODS for m in methods):
+        meta[META_KEY_ID] = key.key_id
+    for _, path, spec in entries:
+        rest = path.split(".")[1:]
+        dtype = _dtype_at(struct_field.dataType, rest) if rest else struct_field.dataType
+        ctx = MaskContext(path=path, dtype=dtype, field=contract.field(path), ipad=ipad, opad=opad)
+        if not rest:
+            return mask_column(top_col, spec, ctx).alias(name, metadata=meta)
+        nested = top_col.getField(rest[0])
+        for part in rest[1:]:
+            nested = nested.getField(part)
+        top_col = top_col.withField(".".join(rest), mask_column(nested, spec, ctx))
+    return top_col.alias(name, metadata=meta)
+
+
+def _present(schema: T.StructType, specs: dict[str, MaskingSpec]) -> list[tuple[str, str, MaskingSpec]]:
+    """(top-level column as in df, dotted path as in df, spec) for each masked path the frame holds.
+
+    Absent columns are skipped: a frame without a PII column cannot leak it. Names match
+    case-insensitively, like Spark's default resolution.
+    """
+    out = []
+    for path, spec in specs.items():
+        parts = path.split(".")
+        resolved = _resolve(schema, parts, path)
+        if resolved is not None:
+            out.append((resolved[0], ".".join(resolved), spec))
+    return out
+
+
+def _resolve(schema: T.StructType, parts: list[str], path: str) -> list[str] | None:
+    names: list[str] = []
+    current: T.DataType = schema
+    for part in parts:
+        if isinstance(current, T.ArrayType):
+            raise ConfigError(f"column {path}: masking a field inside an array is not supported")
+        if not isinstance(current, T.StructType):
+            return None
+        match = next((f for f in current.fields if f.name == part), None) or next(
+            (f for f in current.fields if f.name.lower() == part.lower()), None
+        )
+        if match is None:
+            return None
+        names.append(match.name)
+        current = match.dataType
+    return names
+
+
+def _dtype_at(dtype: T.DataType, parts: list[str]) -> T.DataType:
+    for part in parts:
+        assert isinstance(dtype, T.StructType)
+        dtype = dtype[part].dataType
+    return dtype
+
+
+def _key(keys: MaskingKey | bytes | str | None, policy: MaskingPolicy, base_dir: Path | None) -> MaskingKey:
+    if isinstance(keys, MaskingKey):
+        return keys
+    if keys is not None:
+        return MaskingKey.from_secret(keys, policy.key_id)
+    return resolve_key(policy, base_dir=base_dir)
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"

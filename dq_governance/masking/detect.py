@@ -1,0 +1,285 @@
+"""PII scanner: value detectors as Spark Column predicates, column-name heuristics, and a scan.
+
+Every value detector is a Column expression (CPF, CNPJ, e-mail and IPv4 reuse the check engine's
+builders in `checks/formats.py`; the phone detector is stricter than the `phone` format because
+detection must tell phones from ids; Luhn via Spark's `luhn_check`, IBAN mod-97 via `aggregate`), so a scan is a single
+aggregation over a deterministic sample. Reports carry column names, rates and counts only,
+never a sampled value.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from dq_governance.checks import formats
+
+DEFAULT_SAMPLE = 10_000
+SAMPLE_SEED = 20_260_101
+#: minimum confidence for a column to be reported
+DEFAULT_MIN_CONFIDENCE = 0.5
+#: what a matching column name alone is worth; combined with value evidence as independent signals
+NAME_WEIGHT = 0.6
+
+VALID_DDD = (
+    list(range(11, 20)) + [21, 22, 24, 27, 28, 31, 32, 33, 34, 35, 37, 38] + list(range(41, 50))
+    + [51, 53, 54, 55] + list(range(61, 70)) + [71, 73, 74, 75, 77, 79] + list(range(81, 90))
+    + list(range(91, 100))
+)  # fmt: skip
+
+
+# --------------------------------------------------------------------------- value predicates
+
+
+def _text(col: Column) -> Column:
+    return F.trim(col.cast("string"))
+
+
+def _safe(predicate: Column) -> Column:
+    return F.coalesce(predicate, F.lit(False))
+
+
+def is_email(col: Column) -> Column:
+    """E-mail address (the check engine's format regex), at most 254 characters."""
+    text = _text(col)
+    return _safe(text.rlike(formats.EMAIL_RE) & (F.length(text) <= 254))
+
+
+def is_cpf(col: Column) -> Column:
+    """CPF with both mod-11 check digits right (the check engine's `cpf` format)."""
+    return _safe(formats.cpf_valid(col))
+
+
+def is_cnpj(col: Column) -> Column:
+    """CNPJ, numeric or alphanumeric, both check digits right (the check engine's `cnpj` format)."""
+    return _safe(formats.cnpj_valid(col))
+
+
+_PHONE_FORMATTED = r"^(\+?55[ .-]?)?(\([0-9]{2}\)|[0-9]{2})[ .-]?(9[ .-]?[0-9]{4}|[2-5][0-9]{3})[ .-]?[0-9]{4}$"
+#: a bare digit string is read as a phone only for a mobile (9 then 6-9): bare 10-digit strings are ids
+_PHONE_BARE = r"^(55)?[1-9]{2}9[6-9][0-9]{7}$"
+
+
+def is_br_phone(col: Column) -> Column:
+    """Brazilian phone: DDD from the national list, mobile or landline; a valid CPF is not a phone."""
+    text = _text(col)
+    digits = F.regexp_replace(text, r"[^0-9]", "")
+    national = F.when(
+        F.length(digits).isin(12, 13) & digits.startswith("55"), F.substring(digits, 3, 11)
+    ).otherwise(digits)
+    formatted = text.rlike(_PHONE_FORMATTED) & text.rlike(r"[^0-9]")
+    ddd_ok = F.left(national, F.lit(2)).isin([str(d) for d in VALID_DDD])
+    return _safe((formatted | text.rlike(_PHONE_BARE)) & ddd_ok & ~is_cpf(col))
+
+
+_CARD_IIN = (
+    r"^(4[0-9]{12}([0-9]{3}){0,2}|5[0-9]{15}|2[2-7][0-9]{14}|3[47][0-9]{13}|3(0[0-5]|[68][0-9])[0-9]{11}"
+    r"|35[0-9]{14}|6[0-9]{15})$"
+)
+
+
+def is_credit_card(col: Column) -> Column:
+    """Payment card number: brand prefix and length, then Luhn (Spark's `luhn_check`)."""
+    digits = F.regexp_replace(_text(col), r"[ -]", "")
+    return _safe(digits.rlike(_CARD_IIN) & F.call_function("luhn_check", digits))
+
+
+def is_iban(col: Column) -> Column:
+    """IBAN: country, check digits, BBAN; ISO 13616 mod-97 == 1."""
+    text = F.upper(F.regexp_replace(_text(col), r" ", ""))
+    moved = F.concat(F.substring(text, 5, 64), F.left(text, F.lit(4)))
+
+    def step(acc: Column, ch: Column) -> Column:
+        value = F.when(ch.rlike("^[0-9]$"), F.ascii(ch) - 48).otherwise(F.ascii(ch) - 55).cast("long")
+        return (acc * F.when(value >= 10, F.lit(100)).otherwise(F.lit(10)) + value) % 97
+
+    remainder = F.aggregate(F.split(moved, ""), F.lit(0).cast("long"), step)
+    return _safe(text.rlike(r"^[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}$") & (remainder == 1))
+
+
+def is_ipv4(col: Column) -> Column:
+    """Dotted-quad IPv4 address (the check engine's `ipv4` format)."""
+    return _safe(_text(col).rlike(formats.IPV4_RE))
+
+
+def is_date_like(col: Column) -> Column:
+    """A calendar date as ISO yyyy-MM-dd (optionally with a time) or dd/MM/yyyy."""
+    text = _text(col)
+    iso = r"^(19|20)[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([ T].*)?$"
+    br = r"^(0[1-9]|[12][0-9]|3[01])/(0[1-9]|1[0-2])/(19|20)[0-9]{2}$"
+    return _safe(text.rlike(iso) | text.rlike(br))
+
+
+def is_cep(col: Column) -> Column:
+    """Brazilian postal code shape (8 digits, optional hyphen); meaningful only with a matching name."""
+    return _safe(_text(col).rlike(r"^[0-9]{5}-?[0-9]{3}$"))
+
+
+# --------------------------------------------------------------------------- the detector table
+
+
+@dataclass(frozen=True)
+class Detector:
+    """One PII entity: how values and names reveal it, and what the contract should then say."""
+
+    pii_type: str
+    classification: str
+    masking: dict
+    values: Callable[[Column], Column] | None = None
+    name_pattern: str | None = None
+    #: value evidence counts only when the name matches too (dates, CEPs are everywhere)
+    values_need_name: bool = False
+    fmt: str | None = None
+
+
+DETECTORS: tuple[Detector, ...] = (
+    Detector("BR_CPF", "restricted", {"method": "hmac"}, is_cpf, r"cpf", fmt="cpf"),
+    Detector("BR_CNPJ", "confidential", {"method": "hmac"}, is_cnpj, r"cnpj", fmt="cnpj"),
+    Detector("EMAIL_ADDRESS", "restricted", {"method": "hmac"}, is_email, r"e-?mail", fmt="email"),
+    Detector("PHONE_NUMBER", "restricted", {"method": "hmac"}, is_br_phone,
+             r"tel|fone|phone|celular|whatsapp|mobile", fmt="phone"),
+    Detector("CREDIT_CARD", "restricted", {"method": "hmac"}, is_credit_card,
+             r"cart[aã]o|card|cc_?num|\bpan\b"),
+    Detector("IBAN_CODE", "restricted", {"method": "hmac"}, is_iban, r"iban"),
+    Detector("IP_ADDRESS", "confidential", {"method": "hmac"}, is_ipv4, r"(^|_)ip($|_)|ip_?addr|ipv4", fmt="ipv4"),
+    Detector("DATE_OF_BIRTH", "confidential", {"method": "generalize", "granularity": "year"}, is_date_like,
+             r"nasc|birth|\bdob\b|(^|_)dob($|_)", values_need_name=True),
+    Detector("ZIP_CODE", "confidential", {"method": "generalize", "prefix_length": 5}, is_cep,
+             r"(^|_)cep($|_)|zip|postal", values_need_name=True),
+    Detector("PERSON", "confidential", {"method": "redact"}, None, r"(^|_)nome($|_)|name|sobrenome"),
+    Detector("LOCATION", "confidential", {"method": "redact"}, None, r"endere[cç]o|address|logradouro|(^|_)rua($|_)|street|bairro"),
+)  # fmt: skip
+DETECTOR_BY_TYPE = {d.pii_type: d for d in DETECTORS}
+#: names that contain "name" etc. but are not about a person
+NOT_PERSONAL = re.compile(r"produto|product|file|arquivo|tabela|table|empresa|company|loja|store|categor|campanha|campaign|marca|brand|host|bucket|column|coluna")
+
+
+def name_matches(column: str) -> list[str]:
+    """PII types whose name heuristic matches a column name."""
+    lowered = column.lower()
+    out = []
+    for det in DETECTORS:
+        if det.name_pattern and re.search(det.name_pattern, lowered):
+            if det.pii_type in ("PERSON", "LOCATION") and NOT_PERSONAL.search(lowered):
+                continue
+            out.append(det.pii_type)
+    return out
+
+
+# --------------------------------------------------------------------------- the scan
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A column that looks like PII: the best entity, its confidence and the evidence behind it."""
+
+    column: str
+    pii_type: str
+    confidence: float
+    hit_rate: float | None
+    non_null: int
+    name_match: bool
+
+    @property
+    def detector(self) -> Detector:
+        """The table entry for this entity."""
+        return DETECTOR_BY_TYPE[self.pii_type]
+
+
+@dataclass
+class ScanReport:
+    """All findings of one scan, plus the sample size (no values)."""
+
+    sampled_rows: int
+    total_rows: int
+    findings: list[Finding] = field(default_factory=list)
+    rates: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def by_column(self) -> dict[str, Finding]:
+        """Findings keyed by column."""
+        return {f.column: f for f in self.findings}
+
+
+def sample(df: DataFrame, rows: int = DEFAULT_SAMPLE, seed: int = SAMPLE_SEED) -> tuple[DataFrame, int]:
+    """A deterministic sample of at most `rows` rows, and the input's row count."""
+    total = df.count()
+    if total <= rows:
+        return df, total
+    # oversample a little so the limit is nearly always reached, then cut deterministically
+    fraction = min(1.0, rows * 1.1 / total)
+    return df.sample(withReplacement=False, fraction=fraction, seed=seed).limit(rows), total
+
+
+def scannable_columns(df: DataFrame) -> list[str]:
+    """Top-level columns with atomic types (structs, arrays, maps and binaries are skipped)."""
+    skip = (T.StructType, T.ArrayType, T.MapType, T.BinaryType)
+    return [f.name for f in df.schema.fields if not isinstance(f.dataType, skip)]
+
+
+def hit_rates(df: DataFrame, columns: list[str]) -> tuple[dict[str, dict[str, float]], dict[str, int]]:
+    """For each column and value detector, the share of non-null values it accepts (one Spark job)."""
+    aggs = []
+    for i, name in enumerate(columns):
+        col = F.col(f"`{name.replace('`', '``')}`")
+        aggs.append(F.count(col).alias(f"n{i}"))
+        for det in DETECTORS:
+            if det.values is not None:
+                aggs.append(F.count_if(det.values(col)).alias(f"h{i}_{det.pii_type}"))
+    if not aggs:
+        return {}, {}
+    row = df.agg(*aggs).collect()[0].asDict()
+    rates: dict[str, dict[str, float]] = {}
+    counts: dict[str, int] = {}
+    for i, name in enumerate(columns):
+        non_null = int(row[f"n{i}"])
+        counts[name] = non_null
+        rates[name] = {
+            det.pii_type: (row[f"h{i}_{det.pii_type}"] / non_null if non_null else 0.0)
+            for det in DETECTORS
+            if det.values is not None
+        }
+    return rates, counts
+
+
+def score(column: str, rates: dict[str, float]) -> list[tuple[str, float, float | None, bool]]:
+    """(type, confidence, hit rate, name matched) per candidate entity, best first."""
+    names = set(name_matches(column))
+    out = []
+    for det in DETECTORS:
+        rate = rates.get(det.pii_type) if det.values is not None else None
+        named = det.pii_type in names
+        if rate is None:
+            confidence = NAME_WEIGHT if named else 0.0
+        elif det.values_need_name:
+            confidence = 1 - (1 - NAME_WEIGHT) * (1 - rate) if named else 0.0
+        else:
+            confidence = 1 - (1 - NAME_WEIGHT) * (1 - rate) if named else rate
+        if confidence > 0:
+            out.append((det.pii_type, round(confidence, 4), None if rate is None else round(rate, 4), named))
+    return sorted(out, key=lambda c: -c[1])
+
+
+def scan_pii(
+    df: DataFrame, *, sample_rows: int = DEFAULT_SAMPLE, min_confidence: float = DEFAULT_MIN_CONFIDENCE
+) -> ScanReport:
+    """Sample `df` and report the columns that look like PII, best entity per column."""
+    sampled, total = sample(df, sample_rows)
+    sampled = sampled.cache()
+    try:
+        columns = scannable_columns(sampled)
+        rates, counts = hit_rates(sampled, columns)
+        sampled_rows = sampled.count()
+    finally:
+        sampled.unpersist()
+    report = ScanReport(sampled_rows=sampled_rows, total_rows=total, rates=rates)
+    for name in columns:
+        candidates = score(name, rates.get(name, {}))
+        if candidates and candidates[0][1] >= min_confidence:
+            pii_type, confidence, rate, named = candidates[0]
+            report.findings.append(Finding(name, pii_type, confidence, rate, counts.get(name, 0), named))
+    return report

@@ -1,0 +1,212 @@
+"""Masking methods as Spark Column builders, one function per method, chosen by a dispatch table.
+
+Everything is built from Spark's own functions. HMAC-SHA-256 is assembled from `sha2` over the
+RFC 2104 construction H(K^opad || H(K^ipad || m)): Spark 4.0 has no `hmac` function, and the pads
+arrive as columns of a broadcast one-row relation (see `apply.py`), so no key byte is a literal.
+Nulls stay null in every method; empty values after normalisation become null (an `hmac('')` token
+would be one very frequent, meaningless pseudonym).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from dq_governance.contracts.model import FieldSpec, MaskingSpec
+from dq_governance.errors import ConfigError
+
+DEFAULT_REDACT_TOKEN = "[REDACTED]"
+DEFAULT_SHOW_LAST = 4
+#: letters and digits of any script are the "classed" characters a mask hides; punctuation stays
+CLASSED = r"[\p{L}\p{N}]"
+NOT_CLASSED = r"[^\p{L}\p{N}]"
+#: tokenize draws one digest byte per classed character; 64 bytes = HMAC || SHA-256(HMAC)
+TOKEN_BYTES = 64
+
+
+@dataclass(frozen=True)
+class MaskContext:
+    """What a method needs besides the column: its path, Spark type, contract field and key pads."""
+
+    path: str
+    dtype: T.DataType
+    field: FieldSpec | None
+    ipad: Column | None = None
+    opad: Column | None = None
+
+    @property
+    def format(self) -> str | None:
+        """The field's declared `format` (cpf, cnpj, email, phone, ...), if any."""
+        return self.field.format if self.field is not None else None
+
+
+# --------------------------------------------------------------------------- normalisation
+
+
+def _digits(col: Column) -> Column:
+    return F.regexp_replace(col, r"[^0-9]", "")
+
+
+def _phone(col: Column) -> Column:
+    # canonical E.164 without '+': drop trunk zeros, add Brazil's 55 to a bare DDD + number
+    digits = F.regexp_replace(_digits(col), r"^0+", "")
+    return F.when(F.length(digits).isin(10, 11), F.concat(F.lit("55"), digits)).otherwise(digits)
+
+
+NORMALISERS: dict[str | None, Callable[[Column], Column]] = {
+    "email": lambda c: F.lower(F.trim(c)),
+    "cpf": _digits,
+    "cnpj": lambda c: F.regexp_replace(F.upper(c), r"[^0-9A-Z]", ""),
+    "phone": _phone,
+}
+
+
+def normalise(col: Column, fmt: str | None) -> Column:
+    """The canonical text a keyed method hashes: per `format`, else trimmed; empty -> null."""
+    text = F.trim(col.cast("string"))
+    value = NORMALISERS.get(fmt, lambda c: c)(text)
+    return F.when(value != F.lit(""), value)
+
+
+# --------------------------------------------------------------------------- keyed methods
+
+
+def hmac_hex(value: Column, ipad: Column, opad: Column) -> Column:
+    """Hex HMAC-SHA-256 of a string column under the key whose pads are given as columns."""
+    inner = F.sha2(F.concat(ipad, F.encode(value, "UTF-8")), 256)
+    return F.sha2(F.concat(opad, F.unhex(inner)), 256)
+
+
+def _keyed(ctx: MaskContext) -> tuple[Column, Column]:
+    if ctx.ipad is None or ctx.opad is None:
+        raise ConfigError(f"column {ctx.path}: keyed masking needs a masking key")
+    return ctx.ipad, ctx.opad
+
+
+def mask_hmac(col: Column, spec: MaskingSpec, ctx: MaskContext) -> Column:
+    """Keyed HMAC-SHA-256 of the normalised value, hex (default) or base64."""
+    ipad, opad = _keyed(ctx)
+    digest = hmac_hex(normalise(col, ctx.format), ipad, opad)
+    return F.base64(F.unhex(digest)) if spec.encoding == "base64" else digest
+
+
+def mask_tokenize(col: Column, spec: MaskingSpec, ctx: MaskContext) -> Column:
+    """HMAC bytes reshaped to the original: digits stay digits, letters keep case, punctuation stays.
+
+    The n-th letter or digit counted from the right takes the n-th digest byte, so `529.982.247-25`
+    and `52998224725` (same normalised CPF), or a phone with and without `+55`, share their digits.
+    """
+    ipad, opad = _keyed(ctx)
+    digest = hmac_hex(normalise(col, ctx.format), ipad, opad)
+    stream = F.concat(digest, F.sha2(F.unhex(digest), 256))  # 128 hex chars = TOKEN_BYTES bytes
+    shape = F.trim(col.cast("string"))
+
+    def one(ch: Column, i: Column) -> Column:
+        after = F.right(shape, F.length(shape) - i - F.lit(1))
+        index = F.pmod(F.length(F.regexp_replace(after, NOT_CLASSED, "")), F.lit(TOKEN_BYTES))
+        byte = F.conv(F.substring(stream, index * 2 + 1, 2), 16, 10).cast("int")
+        return (
+            F.when(ch.rlike(r"^\p{N}$"), F.char(F.lit(48) + byte % 10))
+            .when(ch.rlike(r"^\p{Lu}$"), F.char(F.lit(65) + byte % 26))
+            .when(ch.rlike(r"^\p{L}$"), F.char(F.lit(97) + byte % 26))
+            .otherwise(ch)
+        )
+
+    token = F.array_join(F.transform(F.split(shape, ""), one), "")
+    return F.when(digest.isNotNull(), token)
+
+
+# --------------------------------------------------------------------------- unkeyed methods
+
+
+def _hide_all(text: Column) -> Column:
+    return F.regexp_replace(text, CLASSED, "*")
+
+
+def mask_partial(col: Column, spec: MaskingSpec, ctx: MaskContext) -> Column:
+    """Keep the last N characters (default 4) and punctuation; or, for e-mail, the domain only."""
+    text = F.trim(col.cast("string"))
+    if spec.domain_only or (ctx.format == "email" and spec.show_last is None):
+        domain = F.lower(F.substring_index(text, "@", -1))
+        return F.when(text.contains("@"), F.concat(F.lit("***@"), domain)).otherwise(_hide_all(text))
+    keep = spec.show_last if spec.show_last is not None else DEFAULT_SHOW_LAST
+    if keep == 0:
+        return _hide_all(text)
+    head = F.left(text, F.length(text) - F.lit(keep))
+    # a value no longer than N would be shown whole, so it is hidden whole
+    return F.when(F.length(text) > keep, F.concat(_hide_all(head), F.right(text, F.lit(keep)))).otherwise(
+        _hide_all(text)
+    )
+
+
+def mask_redact(col: Column, spec: MaskingSpec, ctx: MaskContext) -> Column:
+    """A fixed token in place of every non-null value."""
+    return F.when(col.isNotNull(), F.lit(spec.token if spec.token is not None else DEFAULT_REDACT_TOKEN))
+
+
+def mask_null(col: Column, spec: MaskingSpec, ctx: MaskContext) -> Column:
+    """Null of the column's own type."""
+    return F.lit(None).cast(ctx.dtype)
+
+
+def mask_none(col: Column, spec: MaskingSpec, ctx: MaskContext) -> Column:
+    """The value unchanged."""
+    return col
+
+
+def _is_temporal(ctx: MaskContext) -> bool:
+    declared = (ctx.field.type if ctx.field else "") in ("date", "timestamp") or ctx.format in ("date", "timestamp")
+    return isinstance(ctx.dtype, (T.DateType, T.TimestampType, T.TimestampNTZType)) or declared
+
+
+def mask_generalize(col: Column, spec: MaskingSpec, ctx: MaskContext) -> Column:
+    """Date -> year/month, number -> bucket lower bound, zip/CEP -> prefix; type kept where it can be."""
+    if spec.prefix_length is not None:
+        return F.left(F.regexp_replace(col.cast("string"), NOT_CLASSED, ""), F.lit(spec.prefix_length))
+    if spec.bucket is not None:
+        return _bucket(col, spec.bucket, ctx)
+    if spec.granularity is not None or _is_temporal(ctx):
+        return _truncate_date(col, spec.granularity or "year", ctx)
+    raise ConfigError(f"column {ctx.path}: generalize needs `granularity`, `bucket` or `prefix_length`")
+
+
+def _bucket(col: Column, size: float, ctx: MaskContext) -> Column:
+    if size <= 0:
+        raise ConfigError(f"column {ctx.path}: generalize bucket must be positive, got {size}")
+    if isinstance(ctx.dtype, T.NumericType):
+        return (F.floor(col / F.lit(size)) * F.lit(size)).cast(ctx.dtype)
+    number = col.cast("string").try_cast("double")
+    low = F.floor(number / F.lit(size)) * F.lit(size)
+    return (low.cast("long") if float(size).is_integer() else low).cast("string")
+
+
+def _truncate_date(col: Column, unit: str, ctx: MaskContext) -> Column:
+    if isinstance(ctx.dtype, T.DateType):
+        return F.trunc(col, unit)
+    if isinstance(ctx.dtype, (T.TimestampType, T.TimestampNTZType)):
+        return F.date_trunc(unit, col)
+    pattern = (ctx.field.date_format if ctx.field else None) or "yyyy-MM-dd"
+    parsed = F.try_to_timestamp(F.trim(col.cast("string")), F.lit(pattern))
+    # unparseable text becomes null: echoing it back would leak the raw value
+    return F.date_format(parsed, "yyyy" if unit == "year" else "yyyy-MM")
+
+
+Method = Callable[[Column, MaskingSpec, MaskContext], Column]
+METHODS: dict[str, Method] = {
+    "hmac": mask_hmac,
+    "tokenize": mask_tokenize,
+    "partial": mask_partial,
+    "redact": mask_redact,
+    "null": mask_null,
+    "generalize": mask_generalize,
+    "none": mask_none,
+}
+
+
+def mask_column(col: Column, spec: MaskingSpec, ctx: MaskContext) -> Column:
+    """The masked form of `col` under `spec` (nulls stay null)."""
+    return METHODS[spec.method](col, spec, ctx)

@@ -1,0 +1,84 @@
+"""Which columns are masked and how: field `masking`, else policy by classification, else policy for PII.
+
+Spark-free: the lineage and catalog code read `masked_columns` to tag columns.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from dq_governance.contracts.model import Contract, MaskingPolicy, MaskingSpec
+from dq_governance.errors import ContractError, SourceLocation
+
+#: a `pii: true` field that neither its own `masking` nor any policy covers is still masked:
+#: an unmasked PII column must be an explicit `masking: none`
+DEFAULT_PII_SPEC = MaskingSpec(method="hmac")
+#: methods that need the secret key
+KEYED_METHODS = frozenset({"hmac", "tokenize"})
+
+
+def effective_policy(contract: Contract, project: MaskingPolicy | None = None) -> MaskingPolicy:
+    """The contract's masking policy laid over a project policy (contract keys win)."""
+    own = contract.masking
+    if project is None:
+        return own or MaskingPolicy()
+    if own is None:
+        return project
+    data: dict[str, Any] = project.model_dump(exclude_unset=True)
+    data.update(own.model_dump(exclude_unset=True))
+    data["by_classification"] = {**project.model_dump()["by_classification"], **own.model_dump()["by_classification"]}
+    return MaskingPolicy.model_validate(data)
+
+
+def masked_columns(contract: Contract, policy: MaskingPolicy | None = None) -> dict[str, MaskingSpec]:
+    """Dotted column path -> the effective masking spec; columns resolved to `none` are left out."""
+    merged = effective_policy(contract, policy)
+    out: dict[str, MaskingSpec] = {}
+    for path, spec in contract.iter_fields():
+        chosen = _spec_for(spec.masking, spec.classification, spec.pii, merged)
+        if chosen is not None and chosen.method != "none":
+            out[path] = chosen
+    # a masked struct already hides its children; masking them too would address dropped fields
+    return {p: s for p, s in out.items() if not any(p.startswith(f"{q}.") for q in out if q != p)}
+
+
+def _spec_for(
+    own: MaskingSpec | None, classification: str | None, pii: bool, policy: MaskingPolicy
+) -> MaskingSpec | None:
+    if own is not None:
+        return own
+    if classification is not None and classification in policy.by_classification:
+        return policy.by_classification[classification]
+    if pii:
+        return policy.pii or DEFAULT_PII_SPEC
+    return None
+
+
+def needs_key(specs: dict[str, MaskingSpec]) -> bool:
+    """True when any spec is keyed (hmac, tokenize)."""
+    return any(spec.method in KEYED_METHODS for spec in specs.values())
+
+
+def load_policy_file(path: str | Path) -> MaskingPolicy:
+    """A project policy file: a YAML mapping with the contract's `masking:` keys (optionally under `masking:`)."""
+    path = Path(path)
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ContractError(f"cannot read masking policy: {exc.strerror}", SourceLocation(str(path))) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        raise ContractError(f"invalid YAML: {getattr(exc, 'problem', exc)}", SourceLocation(str(path), line)) from None
+    if isinstance(doc, dict) and set(doc) == {"masking"}:
+        doc = doc["masking"]
+    try:
+        return MaskingPolicy.model_validate(doc or {})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ContractError(first["msg"], SourceLocation(str(path)), field=where or None) from None

@@ -1,0 +1,198 @@
+"""From scan findings to contract changes: lint warnings, a YAML patch, or an in-place edit.
+
+Spark-free. The in-place edit works on the YAML text (positions from `yaml.compose`), so the
+author's comments and layout survive; the result is re-validated before it is written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import yaml
+
+from dq_governance.contracts.model import Contract
+from dq_governance.errors import ContractError, SourceLocation
+
+
+class FindingLike(Protocol):
+    column: str
+    pii_type: str
+    confidence: float
+    hit_rate: float | None
+    non_null: int
+    name_match: bool
+
+
+#: pii_type -> (classification, masking) proposed for a detected column
+PROPOSALS: dict[str, tuple[str, dict[str, Any]]] = {
+    "BR_CPF": ("restricted", {"method": "hmac"}),
+    "BR_CNPJ": ("confidential", {"method": "hmac"}),
+    "EMAIL_ADDRESS": ("restricted", {"method": "hmac"}),
+    "PHONE_NUMBER": ("restricted", {"method": "hmac"}),
+    "CREDIT_CARD": ("restricted", {"method": "hmac"}),
+    "IBAN_CODE": ("restricted", {"method": "hmac"}),
+    "IP_ADDRESS": ("confidential", {"method": "hmac"}),
+    "DATE_OF_BIRTH": ("confidential", {"method": "generalize", "granularity": "year"}),
+    "ZIP_CODE": ("confidential", {"method": "generalize", "prefix_length": 5}),
+    "PERSON": ("confidential", {"method": "redact"}),
+    "LOCATION": ("confidential", {"method": "redact"}),
+}
+
+
+@dataclass
+class Proposal:
+    """Changes for one column; `new_field` when the contract does not list the column at all."""
+
+    column: str
+    finding: FindingLike
+    changes: dict[str, Any] = field(default_factory=dict)
+    new_field: bool = False
+
+
+def evidence(finding: FindingLike) -> str:
+    """One line of evidence: entity, confidence, hit rate, name match (never a value)."""
+    parts = [f"{finding.pii_type}, confidence {finding.confidence:.2f}"]
+    if finding.hit_rate is not None:
+        parts.append(f"{finding.hit_rate:.1%} of {finding.non_null} sampled values match")
+    if finding.name_match:
+        parts.append("column name matches")
+    return "; ".join(parts)
+
+
+def propose(findings: list[FindingLike], contract: Contract | None = None) -> list[Proposal]:
+    """The changes each finding asks of the contract; settings the author already made are kept."""
+    out = []
+    for finding in findings:
+        classification, masking = PROPOSALS[finding.pii_type]
+        spec = contract.field(finding.column) if contract is not None else None
+        changes: dict[str, Any] = {}
+        if spec is None or not spec.pii:
+            changes["pii"] = True
+        if spec is None or spec.classification is None:
+            changes["classification"] = classification
+        if spec is None or spec.masking is None:
+            changes["masking"] = masking
+        if changes:
+            out.append(Proposal(finding.column, finding, changes, new_field=contract is not None and spec is None))
+    return out
+
+
+def undeclared(findings: list[FindingLike], contract: Contract) -> list[FindingLike]:
+    """Findings on columns the contract does not mark `pii: true` (missing from it, or pii false)."""
+    out = []
+    for finding in findings:
+        spec = contract.field(finding.column)
+        if spec is None or not spec.pii:
+            out.append(finding)
+    return out
+
+
+def _scalar(value: Any) -> str:
+    return yaml.safe_dump(value, default_flow_style=True, width=10_000).strip().removesuffix("...").strip()
+
+
+def _render(key: str, value: Any) -> str:
+    if key == "masking" and isinstance(value, dict) and set(value) == {"method"}:
+        return f"{key}: {value['method']}"
+    if isinstance(value, dict):
+        inner = ", ".join(f"{k}: {_scalar(v)}" for k, v in value.items())
+        return f"{key}: {{ {inner} }}"
+    return f"{key}: {_scalar(value)}"
+
+
+def patch_yaml(proposals: list[Proposal], target: str | None = None) -> str:
+    """The proposals as a YAML merge patch keyed by field name, with the evidence as comments."""
+    head = f"# dqgov scan-pii: proposed changes{f' to {target}' if target else ''} (merge by field name)"
+    if not proposals:
+        return head + "\n# no changes proposed\n"
+    lines = [head, "schema:", "  fields:"]
+    for prop in proposals:
+        lines.append(f"    # {evidence(prop.finding)}{' (column not in the contract)' if prop.new_field else ''}")
+        lines.append(f"    - name: {_scalar(prop.column)}")
+        lines.extend(f"      {_render(k, v)}" for k, v in prop.changes.items())
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- in-place edit
+
+
+def _mapping_get(node: yaml.MappingNode, key: str) -> tuple[yaml.Node, yaml.Node] | None:
+    for k, v in node.value:
+        if isinstance(k, yaml.ScalarNode) and k.value == key:
+            return k, v
+    return None
+
+
+def _line_end(text: str, index: int) -> int:
+    end = text.find("\n", index)
+    return len(text) if end < 0 else end
+
+
+def write_proposals(path: str | Path, proposals: list[Proposal]) -> str:
+    """Edit the contract file in place (comments kept); returns the new text. Raises ContractError."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    root = yaml.compose(text)
+    where = SourceLocation(str(path))
+    fields_node = None
+    if isinstance(root, yaml.MappingNode) and (schema := _mapping_get(root, "schema")):
+        if isinstance(schema[1], yaml.MappingNode) and (found := _mapping_get(schema[1], "fields")):
+            fields_node = found[1]
+    if not isinstance(fields_node, yaml.SequenceNode) or fields_node.flow_style or not fields_node.value:
+        raise ContractError("cannot edit: schema.fields is not a block list; apply the patch by hand", where)
+    by_name = {}
+    for item in fields_node.value:
+        if isinstance(item, yaml.MappingNode) and (name := _mapping_get(item, "name")):
+            by_name[name[1].value] = item
+    edits: list[tuple[int, int, str]] = []  # (start, end, replacement), applied back to front
+    for prop in proposals:
+        item = by_name.get(prop.column)
+        if item is None:
+            continue
+        if item.flow_style:
+            raise ContractError(
+                f"cannot edit field {prop.column!r}: it is written in flow style; apply the patch by hand",
+                SourceLocation(str(path), item.start_mark.line + 1),
+            )
+        name_key, name_value = _mapping_get(item, "name")  # type: ignore[misc]
+        indent = " " * name_key.start_mark.column
+        inserts = []
+        for key, value in prop.changes.items():
+            existing = _mapping_get(item, key)
+            if existing is not None:
+                edits.append((existing[1].start_mark.index, existing[1].end_mark.index, _render(key, value).split(": ", 1)[1]))
+            else:
+                inserts.append(f"\n{indent}{_render(key, value)}")
+        if inserts:
+            at = _line_end(text, name_value.end_mark.index)
+            edits.append((at, at, "".join(inserts)))
+    new_fields = [p for p in proposals if p.column not in by_name]
+    if new_fields:
+        last = fields_node.value[-1]
+        indent = " " * last.start_mark.column
+        dash = " " * max(last.start_mark.column - 2, 0)
+        at = _line_end(text, _last_index(last))
+        block = "".join(
+            f"\n{dash}- name: {_scalar(p.column)}" + "".join(f"\n{indent}{_render(k, v)}" for k, v in p.changes.items())
+            for p in new_fields
+        )
+        edits.append((at, at, block))
+    for start, end, replacement in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
+        text = text[:start] + replacement + text[end:]
+    try:
+        Contract.model_validate(yaml.safe_load(text))
+    except Exception as exc:  # noqa: BLE001 - any failure means the edit must not be written
+        raise ContractError(f"the proposed edit would make the contract invalid ({exc.__class__.__name__})", where) from None
+    path.write_text(text, encoding="utf-8")
+    return text
+
+
+def _last_index(node: yaml.Node) -> int:
+    """Index of the end of the last scalar inside a node (block nodes end at the next token)."""
+    if isinstance(node, yaml.MappingNode) and node.value:
+        return _last_index(node.value[-1][1])
+    if isinstance(node, yaml.SequenceNode) and node.value and not node.flow_style:
+        return _last_index(node.value[-1])
+    return node.end_mark.index

@@ -1,0 +1,198 @@
+"""Policy: which rows go to the target, which to quarantine, and whether anything is published.
+
+Each failed error rule has an effective action: its own `action`, else one derived from the
+contract's `on_failure` (table below; `skip` overrides every rule). A row leaves the target when
+one of its `_dq_errors` has an excluding action (drop, quarantine, fail). Every invalid row is kept
+in the quarantine with its raw values and a `_dq_disposition`:
+`quarantined` / `dropped` (left out of the target), `published` (an action-warn rule let it
+through; the quarantine keeps its original values, which the typed target may have nulled) or
+`blocked` (the gate blocked the run).
+
+When the gate blocks, the target is not touched. Under `fail` nothing is written at all; under
+`block_publication` / `quarantine` the invalid rows still go to quarantine as evidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from dq_governance.checks.result import CheckResult, GateDecision
+from dq_governance.errors import EXIT_GATE_FAILED, ConfigError, DqGovernanceError
+
+ERRORS_COL = "_dq_errors"
+WARNINGS_COL = "_dq_warnings"
+ANNOTATIONS = (ERRORS_COL, WARNINGS_COL)
+DISPOSITION_COL = "_dq_disposition"
+RUN_ID_COL = "_dq_run_id"
+QUARANTINE_META = (
+    RUN_ID_COL, "_dq_pipeline", "_dq_contract", "_dq_contract_version", "_dq_source", "_dq_quarantined_at",
+    DISPOSITION_COL,
+)
+
+#: on_failure -> the action of a rule that sets none
+DEFAULT_ACTION = {
+    "quarantine": "quarantine",
+    "fail": "quarantine",
+    "block_publication": "quarantine",
+    "warn": "warn",
+    "skip": "warn",
+}
+EXCLUDING_ACTIONS = frozenset({"drop", "quarantine", "fail"})
+#: on a blocked run: does the quarantine still get the invalid rows?
+QUARANTINE_WHEN_BLOCKED = {"fail": False, "block_publication": True, "quarantine": True, "warn": True, "skip": True}
+MERGE_GUARD_NAME = "merge_keys_unique"
+
+
+class ConservationError(DqGovernanceError):
+    """valid + quarantined != input: a row would be lost or duplicated; nothing is published."""
+
+    exit_code = EXIT_GATE_FAILED
+
+
+def effective_action(action: str | None, on_failure: str) -> str:
+    """The action a failed error rule takes under the contract's on_failure."""
+    if on_failure == "skip":
+        return "warn"
+    return action or DEFAULT_ACTION.get(on_failure, "quarantine")
+
+
+@dataclass
+class Routing:
+    """The frames a run writes, and the counts conservation is checked against."""
+
+    blocked: bool
+    target_df: Any  # typed rows for the target; None when blocked
+    quarantine_df: Any  # raw rows + annotations + run metadata; None when nothing goes to quarantine
+    excluded_rules: list[str] = field(default_factory=list)
+    kept_error_rules: list[str] = field(default_factory=list)
+
+
+def excluded_and_kept(result: CheckResult, on_failure: str) -> tuple[list[str], list[str], list[str]]:
+    """Names of failed error row rules that (quarantine | drop) rows, and those that keep them in the target."""
+    quarantine, drop, kept = [], [], []
+    for rule in result.rules:
+        if rule.level != "row" or rule.severity != "error" or rule.action == "warn" or not rule.failed_count:
+            continue  # warn-severity and action-warn failures are warnings: those rows are valid already
+        action = effective_action(rule.action, on_failure)
+        (quarantine if action in ("quarantine", "fail") else drop if action == "drop" else kept).append(rule.name)
+    return quarantine, drop, kept
+
+
+def block(result: CheckResult, reason: str) -> None:
+    """Mark a run blocked for a reason found outside the engine's gate (e.g. the merge guard)."""
+    result.gate = GateDecision(passed=False, publish=False, reasons=[*result.gate.reasons, reason])
+    result.status = "failed"
+
+
+def route(result: CheckResult, contract: Any, *, source: str | None = None) -> Routing:
+    """Split the run's rows into target and quarantine frames under the contract's policy."""
+    from pyspark.sql import functions as F
+
+    on_failure = contract.quality.on_failure
+    blocked = not result.gate.publish
+    quarantine_rules, drop_rules, kept_rules = excluded_and_kept(result, on_failure)
+
+    def any_error_in(names: list[str]) -> Any:
+        return F.exists(F.col(ERRORS_COL), lambda name: name.isin(names)) if names else F.lit(False)
+
+    quarantine_df = None
+    if not blocked or QUARANTINE_WHEN_BLOCKED.get(on_failure, True):
+        disposition = (
+            F.lit("blocked") if blocked
+            else F.when(any_error_in(quarantine_rules), F.lit("quarantined"))
+            .when(any_error_in(drop_rules), F.lit("dropped"))
+            .otherwise(F.lit("published"))
+        )
+        quarantine_df = result.quarantine_df.select(
+            "*",
+            F.lit(result.run_id).alias(RUN_ID_COL),
+            F.lit(result.pipeline).alias("_dq_pipeline"),
+            F.lit(result.contract_name).alias("_dq_contract"),
+            F.lit(result.contract_version).alias("_dq_contract_version"),
+            F.lit(source if source is not None else result.source).cast("string").alias("_dq_source"),
+            F.current_timestamp().alias("_dq_quarantined_at"),
+            disposition.alias(DISPOSITION_COL),
+        )
+    target_df = None
+    if not blocked:
+        target_df = result.valid_df
+        if kept_rules:
+            # Rows failing only action-warn rules are published too, typed the same way as valid rows.
+            kept = result.annotated_df.where(
+                (F.size(ERRORS_COL) > 0) & ~any_error_in(quarantine_rules + drop_rules)
+            )
+            target_df = target_df.unionByName(typed_like(kept, result.valid_df.schema, contract))
+    return Routing(blocked, target_df, quarantine_df, quarantine_rules + drop_rules, kept_rules)
+
+
+def typed_like(raw_df: Any, schema: Any, contract: Any) -> Any:
+    """Raw rows cast to `schema` (the valid output's), with the engine's conversions; bad values null."""
+    from dq_governance.checks.casting import convert
+
+    raw_types = {f.name: f.dataType for f in raw_df.schema.fields}
+    columns = []
+    for spec in schema.fields:
+        declared = contract.field(spec.name)
+        fmt = declared.date_format if declared is not None else None
+        raw = raw_df[spec.name]
+        typed = convert(raw, raw_types[spec.name], spec.dataType, fmt).typed if spec.name in raw_types else None
+        columns.append((typed if typed is not None else raw).cast(spec.dataType).alias(spec.name))
+    return raw_df.select(*columns)
+
+
+def conservation_counts(result: CheckResult) -> tuple[int, int]:
+    """(valid, quarantined) counted on the run's frames; raise unless they add up to the input."""
+    valid = result.valid_df.count()
+    quarantined = result.quarantine_df.count()
+    if valid + quarantined != result.total_rows or valid != result.valid_rows:
+        raise ConservationError(
+            f"conservation violated in run {result.run_id}: valid {valid} + quarantined {quarantined} "
+            f"!= input {result.total_rows} (engine counted valid {result.valid_rows})"
+        )
+    return valid, quarantined
+
+
+def check_staged(name: str, staged_rows: int, expected: int, run_id: str) -> None:
+    """Raise when a staged output does not hold the rows it should (nothing is promoted then)."""
+    if staged_rows != expected:
+        raise ConservationError(
+            f"conservation violated in run {run_id}: staged {name} has {staged_rows} rows, expected {expected}"
+        )
+
+
+def with_merge_guard(contract: Any, keys: list[str]) -> tuple[Any, str | None]:
+    """The contract plus an automatic unique rule on the merge keys, unless one already excludes duplicates."""
+    from dq_governance.contracts.model import UniqueRule
+
+    on_failure = contract.quality.on_failure
+    for rule in contract.rules():
+        if (
+            rule.type == "unique" and sorted(rule.target_columns) == sorted(keys) and rule.severity == "error"
+            and rule.filter is None and effective_action(rule.action, on_failure) in EXCLUDING_ACTIONS
+        ):
+            return contract, None
+    known = set(contract.column_names())
+    missing = [k for k in keys if known and k not in known]
+    if missing:
+        raise ConfigError(f"merge_keys {', '.join(missing)} are not columns of contract {contract.name}")
+    guard = UniqueRule(
+        type="unique", columns=list(keys), name=MERGE_GUARD_NAME, action="fail", severity="error",
+        dimension="uniqueness", description="automatic guard: merge keys must be unique in the source",
+    )
+    quality = contract.quality.model_copy(update={"rules": [*contract.quality.rules, guard]})
+    guarded = contract.model_copy(update={"quality": quality})
+    return guarded, guarded.rules()[-1].name
+
+
+def merge_guard_reason(result: CheckResult, guard: str | None, keys: list[str]) -> str | None:
+    """Why a merge must not run: duplicate source keys, said plainly (None when keys are unique)."""
+    if guard is None:
+        return None
+    rule = result.rule(guard)
+    if rule.passed or not rule.failed_count:
+        return None
+    return (
+        f"merge keys ({', '.join(keys)}) are not unique in the source: {rule.failed_count} row(s) share a key "
+        "with another row; a Delta MERGE would fail with 'multiple source rows matched'"
+    )

@@ -1,0 +1,98 @@
+"""Formats as Spark Columns: known valid / invalid values, CPF and CNPJ check digits (incl. alphanumeric)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.spark
+
+
+def _check(spark, fmt, values, date_format=None):
+    from pyspark.sql import functions as F
+
+    from dq_governance.checks.formats import is_valid
+
+    df = spark.createDataFrame([(v,) for v in values], "v string")
+    rows = df.select("v", is_valid(fmt, F.col("v"), date_format).alias("ok")).collect()
+    return {r["v"]: r["ok"] for r in rows}
+
+
+def _cpf_reference(text: str) -> bool:
+    """Plain-Python CPF check digits, to cross-check the Column expression."""
+    digits = [int(c) for c in text if c.isdigit()]
+    if len(digits) != 11 or len(set(digits)) == 1:
+        return False
+    for n in (9, 10):
+        total = sum(d * w for d, w in zip(digits[:n], range(n + 1, 1, -1)))
+        if total * 10 % 11 % 10 != digits[n]:
+            return False
+    return True
+
+
+def _cnpj_reference(text: str) -> bool:
+    chars = [c for c in text.upper() if c not in "./-"]
+    if len(chars) != 14 or len(set(chars)) == 1:
+        return False
+    values = [ord(c) - 48 for c in chars]
+    for n, weights in ((12, [5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2]), (13, [6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2])):
+        rest = sum(v * w for v, w in zip(values[:n], weights)) % 11
+        if (0 if rest < 2 else 11 - rest) != values[n]:
+            return False
+    return True
+
+
+def test_cpf_check_digits(spark):
+    values = ["529.982.247-25", "52998224725", "111.444.777-35", "390.533.447-05", "987.654.321-00",
+              "123.456.789-00", "529.982.247-24", "000.000.000-00", "11111111111", "5299822472", "529-982-247.25",
+              "abc.def.ghi-jk", None]
+    got = _check(spark, "cpf", values)
+    assert got == {
+        "529.982.247-25": True, "52998224725": True, "111.444.777-35": True, "390.533.447-05": True,
+        "987.654.321-00": True, "123.456.789-00": False, "529.982.247-24": False, "000.000.000-00": False,
+        "11111111111": False, "5299822472": False, "529-982-247.25": False, "abc.def.ghi-jk": False, None: None,
+    }
+    for value in values[:9]:
+        assert got[value] == _cpf_reference(value), value
+
+
+def test_cnpj_numeric_and_alphanumeric(spark):
+    values = ["11.222.333/0001-81", "11222333000181", "11.222.333/0001-82", "12.ABC.345/01DE-35",
+              "12ABC34501DE35", "12abc34501de35", "12.ABC.345/01DE-36", "12.ABC.345/01DE-3A", "00000000000000",
+              "1122233300018", None]
+    got = _check(spark, "cnpj", values)
+    assert got == {
+        "11.222.333/0001-81": True, "11222333000181": True, "11.222.333/0001-82": False,
+        "12.ABC.345/01DE-35": True, "12ABC34501DE35": True, "12abc34501de35": True,
+        "12.ABC.345/01DE-36": False, "12.ABC.345/01DE-3A": False, "00000000000000": False,
+        "1122233300018": False, None: None,
+    }
+    for value in values[:7]:
+        assert got[value] == _cnpj_reference(value), value
+
+
+def test_phone_brazil(spark):
+    got = _check(spark, "phone", ["+55 11 98765-4321", "(21) 99876-5432", "11 3456-7890", "5511987654321",
+                                  "(31) 3222-1100", "12345", "11 1234-5678", "(01) 98765-4321", "+1 415 555 0100"])
+    assert [k for k, ok in got.items() if ok] == [
+        "+55 11 98765-4321", "(21) 99876-5432", "11 3456-7890", "5511987654321", "(31) 3222-1100"]
+
+
+@pytest.mark.parametrize(
+    "fmt, good, bad",
+    [
+        ("email", ["ana@example.com", "a.b+c@sub.example.com.br"], ["davi@example", "no-at.example.com", "a@b@c.com"]),
+        ("uuid", ["123e4567-e89b-12d3-a456-426614174000"], ["123e4567e89b12d3a456426614174000", "xyz"]),
+        ("url", ["https://example.com/a?b=1", "http://x.io"], ["example.com", "https//x", "ftp:/x"]),
+        ("ipv4", ["192.168.0.1", "0.0.0.0", "255.255.255.255"], ["256.1.1.1", "1.2.3", "1.2.3.4.5", "01a.1.1.1"]),
+        ("date", ["2026-11-01", "2024-02-29"], ["2026-02-30", "data-invalida", "01/11/2026"]),
+        ("timestamp", ["2026-11-20 10:00:00"], ["2026-11-20", "ontem", "2026-11-20 25:00:00"]),
+    ],
+)
+def test_regex_and_parsed_formats(spark, fmt, good, bad):
+    got = _check(spark, fmt, good + bad)
+    assert {v for v, ok in got.items() if ok} == set(good)
+
+
+def test_date_format_pattern(spark):
+    got = _check(spark, "date", ["31/01/2026", "2026-01-31", "30/02/2026"], date_format="dd/MM/yyyy")
+    assert got == {"31/01/2026": True, "2026-01-31": False, "30/02/2026": False}

@@ -1,0 +1,407 @@
+"""Contract diff: one pair of contracts per rule of the table, the version-bump check, CI exit codes, consumers."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+import yaml
+from graph_events import column_lineage, ds, owners, run_event
+
+from dq_governance.cli import main
+from dq_governance.contracts.diff import diff_contracts, load_rules, type_change, version_bump
+from dq_governance.contracts.load import load_contract
+from dq_governance.errors import ConfigError
+from dq_governance.lineage.graph import LineageGraph
+
+BASE: dict[str, Any] = {
+    "contract": {"name": "orders", "version": "1.0.0", "owner": "team:sales", "id": "orders-contract",
+                 "status": "active", "description": "Orders"},
+    "dataset": {"name": "curated.orders", "namespace": "file", "path": "data/orders.parquet", "format": "parquet",
+                "classification": "internal"},
+    "schema": {"fields": [
+        {"name": "pedido_id", "id": "f1", "type": "long", "required": True, "unique": True, "primary_key": True},
+        {"name": "cliente_id", "id": "f2", "type": "int", "required": True},
+        {"name": "status", "type": "string", "allowed_values": ["CRIADO", "PAGO"]},
+        {"name": "valor", "type": "decimal(12,2)", "minimum": 0, "maximum": 1000},
+        {"name": "codigo", "type": "varchar(10)", "pattern": "^[A-Z]+$"},
+        {"name": "email", "type": "string", "format": "email", "pii": True, "classification": "restricted",
+         "masking": "hmac"},
+        {"name": "criado_em", "type": "date", "date_format": "yyyy-MM-dd"},
+        {"name": "endereco", "type": "struct<rua:string>", "fields": [{"name": "rua", "type": "string", "id": "f9"}]},
+        {"name": "itens", "type": "array<int>"},
+        {"name": "nota", "type": "string", "description": "free text"},
+        {"name": "taxa", "type": "float"},
+        {"name": "visto_em", "type": "timestamp"},
+    ]},
+    "service_level": {"freshness": {"max_age": "60m", "column": "criado_em"}, "volume": {"min_rows": 10}},
+    "quality": {"on_failure": "block_publication", "minimum_valid_ratio": 0.9, "rules": [
+        {"type": "row_count", "name": "rows", "must_be": ">= 10"},
+        {"type": "foreign_key", "name": "fk_cliente", "column": "cliente_id",
+         "reference": {"path": "customers.csv", "column": "cliente_id"}},
+        {"type": "expression", "name": "positive", "expression": "valor >= 0"},
+    ]},
+    "roles": {"owner": "sales", "consumers": [{"name": "finance"}]},
+    "governance": {"retention": "365d", "purpose": "billing"},
+    "masking": {"key_id": "k1"},
+}
+
+
+def field(doc: dict, name: str) -> dict:
+    return next(f for f in doc["schema"]["fields"] if f["name"] == name)
+
+
+def setf(field_name: str, /, **changes: Any) -> Callable[[dict], None]:
+    def apply(doc: dict) -> None:
+        spec = field(doc, field_name)
+        for key, value in changes.items():
+            if value is _DROP:
+                spec.pop(key, None)
+            else:
+                spec[key] = value
+    return apply
+
+
+_DROP = object()
+
+
+def at(path: str, value: Any) -> Callable[[dict], None]:
+    def apply(doc: dict) -> None:
+        *parents, last = path.split(".")
+        node = doc
+        for key in parents:
+            node = node[key]
+        if value is _DROP:
+            node.pop(last)
+        else:
+            node[last] = value
+    return apply
+
+
+def rules_edit(fn: Callable[[list], None]) -> Callable[[dict], None]:
+    return lambda doc: fn(doc["quality"]["rules"])
+
+
+def _remove_field(name: str) -> Callable[[dict], None]:
+    return lambda doc: doc["schema"]["fields"].remove(field(doc, name))
+
+
+def _move_rua(doc: dict) -> None:
+    field(doc, "endereco")["fields"] = None
+    doc["schema"]["fields"].append({"name": "rua", "type": "string", "id": "f9"})
+
+
+def _swap(doc: dict) -> None:
+    fields = doc["schema"]["fields"]
+    fields[0], fields[1] = fields[1], fields[0]
+
+
+# (rule, expected class, edit of the new version) -- one pair of contracts per rule of the table
+CASES = [
+    ("S3", "incompatible", at("dataset.name", "curated.pedidos")),
+    ("S4", "compatible", lambda d: d["schema"]["fields"].append({"name": "canal", "type": "string"})),
+    ("S5", "potentially", lambda d: d["schema"]["fields"].append({"name": "canal", "type": "string",
+                                                                  "required": True})),
+    ("S6", "incompatible", _remove_field("nota")),
+    ("S7", "incompatible", setf("cliente_id", name="customer_id")),
+    ("S8", "incompatible", _move_rua),
+    ("S8", "incompatible", setf("itens", type="int")),
+    ("S9", "compatible", _swap),
+    ("T1", "potentially", setf("cliente_id", type="long")),
+    ("T1", "potentially", setf("valor", type="decimal(14,2)")),
+    ("T1", "potentially", setf("taxa", type="double")),
+    ("T1", "potentially", setf("criado_em", type="timestamp_ntz")),
+    ("T2", "incompatible", setf("pedido_id", type="int")),
+    ("T2", "incompatible", setf("valor", type="decimal(10,2)")),
+    ("T2", "incompatible", setf("visto_em", type="date")),
+    ("T3", "incompatible", setf("cliente_id", type="string")),
+    ("T4", "incompatible", setf("nota", type="binary")),
+    ("T5", "potentially", setf("codigo", type="varchar(20)")),
+    ("T6_narrowed", "incompatible", setf("codigo", type="varchar(5)")),
+    ("T6_unknown", "potentially", setf("endereco", type="struct<rua:string,numero:int>")),
+    ("T7", "incompatible", setf("email", format="url")),
+    ("T7", "incompatible", setf("criado_em", date_format="dd/MM/yyyy")),
+    ("T8", "incompatible", setf("visto_em", type="timestamp_ntz")),
+    ("N1", "potentially", setf("nota", required=True)),
+    ("N2", "incompatible", setf("cliente_id", required=False)),
+    ("N3", "potentially", setf("cliente_id", unique=True)),
+    ("N4", "incompatible", setf("pedido_id", unique=False)),
+    ("N5", "potentially", setf("cliente_id", primary_key=True)),
+    ("N6", "incompatible", setf("pedido_id", primary_key=False)),
+    ("N7", "potentially", rules_edit(lambda r: r.append({"type": "foreign_key", "name": "fk_loja", "column": "codigo",
+                                                         "reference": {"path": "stores.csv"}}))),
+    ("N8_removed", "potentially", rules_edit(lambda r: r.pop(1))),
+    ("N8_retargeted", "incompatible", rules_edit(lambda r: r[1]["reference"].update(path="clients.csv"))),
+    ("V1", "potentially", setf("valor", minimum=10)),
+    ("V1", "potentially", setf("status", allowed_values=["CRIADO"])),
+    ("V1", "potentially", setf("nota", max_length=200)),
+    ("V2", "potentially", setf("valor", maximum=2000)),
+    ("V2", "potentially", setf("status", allowed_values=["CRIADO", "PAGO", "CANCELADO"])),
+    ("V3_enum", "incompatible", setf("status", allowed_values=_DROP)),
+    ("V3_pattern", "incompatible", setf("codigo", pattern=_DROP)),
+    ("V3_bounds", "potentially", setf("valor", maximum=_DROP)),
+    ("V4", "potentially", setf("codigo", pattern="^[A-Z0-9]+$")),
+    ("V5", "incompatible", setf("status", allowed_values=["CRIADO", "PAID"])),
+    ("Q1", "compatible", rules_edit(lambda r: r.append({"type": "expression", "name": "small",
+                                                        "expression": "valor < 1e6"}))),
+    ("Q1", "compatible", rules_edit(lambda r: r[0].update(must_be=">= 20"))),
+    ("Q2", "potentially", rules_edit(lambda r: r.pop(2))),
+    ("Q2", "potentially", rules_edit(lambda r: r[0].update(severity="warn"))),
+    ("Q2", "potentially", at("quality.minimum_valid_ratio", 0.5)),
+    ("Q3", "potentially", rules_edit(lambda r: r[2].update(expression="valor > 0"))),
+    ("L1", "compatible", at("service_level.freshness.max_age", "30m")),
+    ("L1", "compatible", at("governance.retention", "730d")),
+    ("L2", "potentially", at("service_level.freshness.max_age", "2h")),
+    ("L2", "potentially", at("service_level.volume.min_rows", 5)),
+    ("L3", "incompatible", at("governance.retention", "180d")),
+    ("L4_deprecated", "potentially", at("contract.status", "deprecated")),
+    ("L4_retired", "incompatible", at("contract.status", "retired")),
+    ("G1", "potentially", setf("nota", pii=True)),
+    ("G1", "potentially", at("dataset.classification", "confidential")),
+    ("G2", "potentially", setf("email", pii=False)),
+    ("G2", "potentially", setf("email", classification="internal")),
+    ("G3", "incompatible", setf("email", masking="redact")),
+    ("G3", "incompatible", at("masking.key_id", "k2")),
+    ("G4", "compatible", at("contract.owner", "team:finance")),
+    ("G4_roles_removed", "potentially", at("roles.consumers", [])),
+    ("X2", "incompatible", at("dataset.path", "data/v2/orders.parquet")),
+    ("X3", "incompatible", at("contract.id", "orders-contract-v2")),
+    ("D1", "compatible", setf("nota", description="free text, trimmed")),
+    ("D1", "compatible", at("contract.description", "Commercial orders")),
+]
+
+#: rules of the table the contract model cannot express (one schema object per contract; no partitions,
+#: servers or apiVersion in the model) -- they stay in the table for ODCS-level tools and overrides
+NOT_EXPRESSIBLE = {"S1", "S2", "N9", "X1", "X4", "VERSION"}
+
+
+def pair(edit: Callable[[dict], None]):
+    from dq_governance.contracts.model import Contract
+
+    new = copy.deepcopy(BASE)
+    edit(new)
+    return Contract.model_validate(copy.deepcopy(BASE)), Contract.model_validate(new)
+
+
+@pytest.mark.parametrize(("rule", "expected", "edit"), CASES,
+                         ids=[f"{r}-{i}" for i, (r, _, _) in enumerate(CASES)])
+def test_each_rule_classifies_its_change(rule, expected, edit):
+    old, new = pair(edit)
+    report = diff_contracts(old, new)
+    assert [(f.rule, f.change_class) for f in report.findings] == [(rule, expected)]
+    assert report.overall == expected
+
+
+def test_every_rule_of_the_table_has_a_case():
+    table = load_rules()
+    assert set(table) - NOT_EXPRESSIBLE == {rule for rule, _, _ in CASES}
+
+
+def test_g2_requires_governance_approval():
+    report = diff_contracts(*pair(setf("email", pii=False)))
+    assert report.findings[0].requires_approval is True
+
+
+def test_overall_is_the_maximum():
+    def edits(doc: dict) -> None:
+        setf("nota", description="x")(doc)  # C
+        setf("valor", maximum=2000)(doc)  # P
+        setf("cliente_id", required=False)(doc)  # I
+
+    report = diff_contracts(*pair(edits))
+    assert sorted(f.change_class for f in report.findings) == ["compatible", "incompatible", "potentially"]
+    assert report.overall == "incompatible"
+
+
+def test_rename_without_id_is_removal_plus_addition():
+    report = diff_contracts(*pair(setf("nota", name="observacao")))
+    assert [(f.rule, f.subject) for f in report.findings] == [("S6", "field nota"), ("S4", "field observacao")]
+    assert report.overall == "incompatible"
+
+
+def test_items_match_by_id_before_name():
+    # cliente_id keeps id f2 under a new name, and a new field takes the old name: a rename, plus an addition
+    def edit(doc: dict) -> None:
+        setf("cliente_id", name="customer_id")(doc)
+        doc["schema"]["fields"].append({"name": "cliente_id", "type": "string", "id": "f99"})
+
+    report = diff_contracts(*pair(edit))
+    assert [(f.rule, f.subject) for f in report.findings] == [("S4", "field cliente_id"), ("S7", "field cliente_id")]
+    assert report.findings[1].detail == "renamed to customer_id"
+
+
+# -- types ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("old", "new", "rule"), [
+    ("byte", "short", "T1"), ("int", "bigint", "T1"), ("integer", "int", None), ("long", "int", "T2"),
+    ("int", "double", "T1"), ("long", "double", "T2"), ("int", "decimal(10,0)", "T1"), ("int", "decimal(9,0)", "T2"),
+    ("decimal(10,2)", "decimal(12,4)", "T1"), ("decimal(10,2)", "decimal(11,4)", "T2"), ("double", "long", "T2"),
+    ("date", "timestamp_ntz", "T1"), ("timestamp", "date", "T2"), ("string", "boolean", "T3"),
+    ("string", "binary", "T4"), ("varchar(10)", "string", "T5"), ("string", "varchar(10)", "T6_narrowed"),
+    ("array<int>", "array<long>", "T1"), ("array<long>", "long", "S8"), ("map<string,int>", "map<string,long>", "T6_unknown"),
+])
+def test_type_changes(old, new, rule):
+    assert type_change(old, new) == rule
+
+
+# -- the version check ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("edit", "version", "ok", "required"), [
+    (setf("cliente_id", required=False), "2.0.0", True, "major"),
+    (setf("cliente_id", required=False), "1.1.0", False, "major"),
+    (setf("valor", maximum=2000), "1.1.0", True, "minor"),
+    (setf("valor", maximum=2000), "1.0.1", False, "minor"),
+    (setf("nota", description="x"), "1.0.1", True, "patch"),
+    (setf("nota", description="x"), "1.0.0", False, "patch"),
+    (setf("nota", description="x"), "0.9.0", False, "patch"),
+])
+def test_version_bump_check(edit, version, ok, required):
+    def with_version(doc: dict) -> None:
+        edit(doc)
+        doc["contract"]["version"] = version
+
+    report = diff_contracts(*pair(with_version))
+    assert (report.version.ok, report.version.required) == (ok, required)
+    assert all(f.rule != "VERSION" for f in report.findings)  # reported on its own, outside the overall class
+
+
+def test_version_bump_names():
+    assert [version_bump("1.2.3", v) for v in ("2.0.0", "1.3.0", "1.2.4", "1.2.3", "1.2.2")] == [
+        "major", "minor", "patch", "none", "downgrade"]
+
+
+def test_unchanged_contract_needs_no_bump():
+    report = diff_contracts(*pair(lambda d: None))
+    assert report.findings == [] and report.version.ok and report.overall == "compatible"
+
+
+# -- CLI: CI exit codes, formats, overrides, lineage --------------------------------------------------
+
+
+def write(tmp_path: Path, name: str, doc: dict) -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def versions(tmp_path, edit, version):
+    new = copy.deepcopy(BASE)
+    edit(new)
+    new["contract"]["version"] = version
+    return write(tmp_path, "old.yaml", BASE), write(tmp_path, "new.yaml", new)
+
+
+def test_cli_fail_on_levels(tmp_path, capsys):
+    old, new = versions(tmp_path, setf("valor", maximum=2000), "1.1.0")  # potentially, bump ok
+    assert main(["diff", str(old), str(new)]) == 0
+    assert main(["diff", str(old), str(new), "--fail-on", "incompatible"]) == 0
+    assert main(["diff", str(old), str(new), "--fail-on", "potentially"]) == 1
+    out = capsys.readouterr().out
+    assert "potentially   V2" in out and "overall: potentially" in out
+
+
+def test_cli_version_mismatch_fails_ci(tmp_path, capsys):
+    old, new = versions(tmp_path, setf("valor", maximum=2000), "1.0.1")  # potentially needs MINOR
+    assert main(["diff", str(old), str(new), "--fail-on", "incompatible"]) == 1
+    assert "version: MISMATCH (incompatible): potentially changes need a MINOR bump (at least); 1.0.0 -> 1.0.1 " \
+           "is PATCH" in capsys.readouterr().out
+
+
+def test_cli_json(tmp_path, capsys):
+    old, new = versions(tmp_path, _remove_field("nota"), "2.0.0")
+    assert main(["diff", str(old), str(new), "--format", "json", "--fail-on", "incompatible"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["overall"] == "incompatible"
+    assert data["findings"] == [{"rule": "S6", "change_class": "incompatible", "subject": "field nota",
+                                 "detail": "field removed", "field": "nota", "requires_approval": False,
+                                 "consumers": None}]
+    assert data["version_check"]["ok"] is True
+
+
+def test_cli_rules_override_strict_mode(tmp_path, capsys):
+    old, new = versions(tmp_path, setf("status", allowed_values=["CRIADO", "PAGO", "X"]), "1.1.0")
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("rules:\n  V2: {class: incompatible}\n")
+    assert main(["diff", str(old), str(new), "--rules", str(rules), "--fail-on", "incompatible"]) == 1
+    out = capsys.readouterr().out
+    assert "incompatible  V2" in out
+    assert "version: MISMATCH" in out  # strict mode makes the same change need a MAJOR bump
+
+
+def test_project_rules_file_is_picked_up(tmp_path, monkeypatch):
+    (tmp_path / ".dqgov").mkdir()
+    (tmp_path / ".dqgov" / "change_rules.yaml").write_text("rules:\n  D1: {class: potentially}\n")
+    monkeypatch.chdir(tmp_path)
+    assert load_rules()["D1"]["class"] == "potentially"
+    assert load_rules()["S6"]["class"] == "incompatible"  # the rest keeps the packaged values
+
+
+def test_bad_rules_file_is_a_config_error(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("rules:\n  V2: {class: maybe}\n")
+    with pytest.raises(ConfigError, match=r"bad.yaml: rules.V2.class: 'maybe' is not one of"):
+        load_rules(bad)
+    old, new = versions(tmp_path, setf("nota", description="y"), "1.0.1")
+    assert main(["diff", str(old), str(new), "--rules", str(bad)]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_cli_missing_contract_is_one_line_error(tmp_path, capsys):
+    assert main(["diff", str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "a.yaml" in err
+
+
+@pytest.fixture()
+def lineage_db(tmp_path) -> Path:
+    """curated.orders.cliente_id feeds customer_analytics; status feeds only a status report."""
+    db = tmp_path / "lineage.db"
+    with LineageGraph(db) as g:
+        g.ingest_events([
+            ("1", run_event("build_customer_analytics", [ds("curated.orders")], [ds("customer_analytics", {
+                "ownership": owners("team:marketing-analytics"),
+                "columnLineage": column_lineage({
+                    "cliente_id": [("curated.orders", "cliente_id", "DIRECT", "IDENTITY")],
+                    "total_gasto": [("curated.orders", "valor", "DIRECT", "AGGREGATION")]})})])),
+            ("2", run_event("build_status_report", [ds("curated.orders")], [ds("status_report", {
+                "ownership": owners("team:ops"),
+                "columnLineage": column_lineage({"status": [("curated.orders", "status", "DIRECT", "IDENTITY")]})})])),
+        ])
+    return db
+
+
+def test_cli_lineage_names_consumers_of_removed_column(tmp_path, repo, lineage_db, capsys):
+    doc = yaml.safe_load((repo / "contracts" / "orders.yaml").read_text())
+    doc["schema"]["fields"] = [f for f in doc["schema"]["fields"] if f["name"] != "cliente_id"]
+    doc["contract"]["version"] = "2.0.0"
+    new = write(tmp_path, "orders_v2.yaml", doc)
+    code = main(["diff", str(repo / "contracts" / "orders.yaml"), str(new), "--lineage", str(lineage_db),
+                 "--format", "json", "--fail-on", "incompatible"])
+    assert code == 1
+    data = json.loads(capsys.readouterr().out)
+    [removed] = [f for f in data["findings"] if f["rule"] == "S6"]
+    assert removed["field"] == "cliente_id"
+    assert [(c["dataset"], c["column"], c["owners"], c["jobs"]) for c in removed["consumers"]] == [
+        ("customer_analytics", "cliente_id", ["team:marketing-analytics"], ["spark:build_customer_analytics"])]
+
+
+def test_cli_lineage_table_lists_consumer_and_owner(tmp_path, repo, lineage_db, capsys):
+    doc = yaml.safe_load((repo / "contracts" / "orders.yaml").read_text())
+    doc["schema"]["fields"] = [f for f in doc["schema"]["fields"] if f["name"] != "cliente_id"]
+    new = write(tmp_path, "orders_v2.yaml", doc)
+    assert main(["diff", str(repo / "contracts" / "orders.yaml"), str(new), "--lineage", str(lineage_db)]) == 0
+    out = capsys.readouterr().out
+    assert ("consumer file:customer_analytics.cliente_id via spark:build_customer_analytics; "
+            "owners: team:marketing-analytics") in out
+    assert "status_report" not in out  # it reads status, not cliente_id
+
+
+def test_load_contract_round_trip_for_native_files(repo):
+    # the diff reads contracts through the shared loader; an unchanged file has no findings
+    contract = load_contract(repo / "contracts" / "customers.yaml")
+    assert diff_contracts(contract, contract).findings == []

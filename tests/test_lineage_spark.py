@@ -1,0 +1,155 @@
+"""Listener configuration: the conf keys our session helper sets, the jar lookup, and `dqgov listener-conf`.
+
+These build a real pyspark SessionBuilder but never start a JVM; the running listener is tested in
+test_lineage_listener.py.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dq_governance.cli import main
+from dq_governance.contracts.model import Contract
+from dq_governance.errors import ConfigError
+from dq_governance.lineage import emit as E
+from dq_governance.lineage import spark as S
+
+REPO = Path(__file__).resolve().parent.parent
+TOKEN = "s3cr3t-token-7f1c9a"
+
+
+def orders() -> Contract:
+    return Contract.model_validate(yaml.safe_load((REPO / "contracts" / "orders.yaml").read_text()))
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch):
+    for name in (E.PARENT_ENV, E.ROOT_PARENT_ENV, E.API_KEY_ENV, S.JAR_ENV, "OPENLINEAGE_NAMESPACE"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture()
+def fake_jar(tmp_path, monkeypatch):
+    jar = tmp_path / S.JAR_NAME
+    jar.write_bytes(b"PK")  # only its presence matters here; the real jar runs in the integration test
+    monkeypatch.setenv(S.JAR_ENV, str(jar))
+    return str(jar)
+
+
+def builder():
+    from pyspark.sql import SparkSession
+
+    return SparkSession.Builder()
+
+
+def test_configure_sets_listener_jar_namespace_run_id_transport_owners_and_tags(fake_jar, tmp_path):
+    events = tmp_path / "lineage.jsonl"
+    b, run_id = S.configure(builder(), lineage=f"file:{events}", contract=orders())
+    opts = b._options
+    assert str(uuid.UUID(run_id)) == run_id
+    assert opts["spark.openlineage.applicationRunId"] == run_id
+    assert opts["spark.extraListeners"] == "io.openlineage.spark.agent.OpenLineageSparkListener"
+    assert opts["spark.jars"] == fake_jar
+    assert opts["spark.openlineage.namespace"] == "dqgov"
+    assert (opts["spark.openlineage.transport.type"], opts["spark.openlineage.transport.location"]) == (
+        "file", str(events))
+    assert opts["spark.openlineage.job.owners.TECHNICAL_OWNER"] == "team:sales-data-team"
+    assert opts["spark.openlineage.job.owners.DATA_STEWARD"] == "user:maria.silva"
+    assert opts["spark.openlineage.job.tags"] == (
+        "contract:orders;contract_version:1.0.0;dataset:curated.orders;domain:sales;classification:internal")
+    # a second session gets a new application run
+    assert S.configure(builder(), lineage="console", contract=orders())[1] != run_id
+
+
+@pytest.mark.parametrize(("spec", "url", "endpoint"), [
+    ("http://marquez:5000", "http://marquez:5000", "/api/v1/lineage"),
+    ("https://gms:8080/openapi/openlineage/api/v1/lineage", "https://gms:8080", "/openapi/openlineage/api/v1/lineage"),
+    ("https://om:8585/api/v1/openlineage/lineage", "https://om:8585", "/api/v1/openlineage/lineage"),
+])
+def test_http_url_and_endpoint_are_kept_apart(fake_jar, monkeypatch, spec, url, endpoint):
+    monkeypatch.setenv(E.API_KEY_ENV, TOKEN)
+    opts = S.configure(builder(), lineage=spec, contract=orders())[0]._options
+    assert opts["spark.openlineage.transport.url"] == url
+    assert opts["spark.openlineage.transport.endpoint"] == endpoint
+    assert opts["spark.openlineage.transport.auth.type"] == "api_key"
+    assert opts["spark.openlineage.transport.auth.apiKey"] == TOKEN  # the listener needs it ...
+    assert "api[._-]?key" in opts["spark.redaction.regex"]  # ... and Spark's UI / event log redact it
+
+
+def test_orchestrator_parent_becomes_the_applications_parent(fake_jar):
+    parent = str(uuid.uuid4())
+    opts = S.configure(builder(), lineage="console", contract=orders(), parent_run_id=parent,
+                       parent_job="airflow/orders_dag.check")[0]._options
+    assert (opts["spark.openlineage.parentJobNamespace"], opts["spark.openlineage.parentJobName"],
+            opts["spark.openlineage.parentRunId"]) == ("airflow", "orders_dag.check", parent)
+    assert opts["spark.openlineage.rootParentRunId"] == parent
+
+
+def test_missing_jar_logs_how_to_get_it_and_continues_without_listener(monkeypatch, caplog):
+    monkeypatch.setattr(S, "jar_candidates", lambda: [Path("/nonexistent") / S.JAR_NAME])
+    with caplog.at_level(logging.WARNING, logger="dq_governance.lineage.spark"):
+        b, run_id = S.configure(builder(), lineage="console", contract=orders(), conf={"spark.ui.enabled": "false"})
+    assert run_id is None
+    assert "spark.extraListeners" not in b._options and b._options["spark.ui.enabled"] == "false"
+    [record] = caplog.records
+    assert "make listener-jar" in record.getMessage() and S.JAR_ENV in record.getMessage()
+    with pytest.raises(ConfigError, match="make listener-jar"):
+        S.require_listener_jar()
+
+
+def test_jar_env_pointing_nowhere_is_a_config_error(monkeypatch):
+    monkeypatch.setenv(S.JAR_ENV, "/nonexistent/ol.jar")
+    with pytest.raises(ConfigError, match="DQGOV_OPENLINEAGE_JAR=/nonexistent/ol.jar: no such file"):
+        S.configure(builder(), lineage="console")
+
+
+def test_spark_jars_packages_replaces_the_local_jar(monkeypatch):
+    monkeypatch.setattr(S, "jar_candidates", lambda: [])
+    b, run_id = S.configure(builder(), lineage="console", conf={"spark.jars.packages": S.MAVEN_COORDINATES})
+    assert run_id is not None and "spark.jars" not in b._options
+    assert b._options["spark.jars.packages"] == "io.openlineage:openlineage-spark_2.13:1.53.0"
+
+
+def test_no_listener_and_lineage_none_leave_the_builder_plain(fake_jar):
+    for kwargs in ({"listener": False, "lineage": "console"}, {"lineage": "none"}):
+        b, run_id = S.configure(builder(), contract=orders(), **kwargs)
+        assert run_id is None and not any(k.startswith("spark.openlineage") for k in b._options)
+        assert "spark.extraListeners" not in b._options
+
+
+def test_enrich_without_the_extension_says_what_is_missing(fake_jar):
+    with pytest.raises(ConfigError, match="listener extension"):
+        S.configure(builder(), lineage="console", contract=orders(), enrich=True)
+
+
+def test_listener_conf_cli_prints_spark_defaults_and_submit_flags_without_the_token(monkeypatch, capsys):
+    monkeypatch.setenv(E.API_KEY_ENV, TOKEN)
+    code = main(["listener-conf", str(REPO / "contracts/orders.yaml"), "--transport",
+                 "https://gms.example:8080/openapi/openlineage/api/v1/lineage"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert TOKEN not in out
+    lines = out.splitlines()
+    for expected in (
+        "spark.extraListeners io.openlineage.spark.agent.OpenLineageSparkListener",
+        "spark.jars.packages io.openlineage:openlineage-spark_2.13:1.53.0",
+        "spark.openlineage.transport.type http",
+        "spark.openlineage.transport.url https://gms.example:8080",
+        "spark.openlineage.transport.endpoint /openapi/openlineage/api/v1/lineage",
+        "spark.openlineage.transport.auth.apiKey <OPENLINEAGE_API_KEY>",
+        "spark.openlineage.job.owners.TECHNICAL_OWNER team:sales-data-team",
+        "  --conf spark.openlineage.transport.url=https://gms.example:8080 \\",
+        "  --conf 'spark.openlineage.transport.auth.apiKey=<OPENLINEAGE_API_KEY>' \\",
+    ):
+        assert expected in lines
+    assert not any("applicationRunId" in line and not line.startswith("#") for line in lines)
+
+
+def test_listener_conf_cli_bad_contract_exits_2(capsys):
+    assert main(["listener-conf", "contracts/does-not-exist.yaml"]) == 2
+    assert "does-not-exist.yaml" in capsys.readouterr().err
