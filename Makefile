@@ -21,13 +21,18 @@ java:
 demo: venv java
 	$(DQGOV) lint contracts/*
 
-test: venv java listener-jar
+test: venv java listener-jar listener
 	@scripts/ensure-chromium.sh
 	$(PY) -m pytest -q
 
 # The OpenLineage Spark listener jar (pinned 1.53.0) into the git-ignored listeners/lib/.
 listener-jar: java
 	@listeners/fetch-openlineage-spark >/dev/null
+
+# The dq-governance listener extension, listeners/target/dq-governance-listener-<version>.jar (git-ignored);
+# `package` runs its JUnit tests first, so `make test` (and CI) runs them too.
+listener: java
+	mvn -q -f listeners/pom.xml package
 
 bench: venv java
 	$(PY) benchmarks/bench_checks.py

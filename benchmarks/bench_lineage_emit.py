@@ -50,7 +50,8 @@ def main(rows: int = 2_000_000, repeats: int = 5) -> dict:
     from dq_governance.lineage.emit import build_emitter
 
     spark = (SparkSession.builder.master("local[2]").appName("bench-lineage-emit")
-             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.shuffle.partitions", "4")
              .config("spark.driver.memory", "3g").config("spark.sql.session.timeZone", "UTC")
              .config("spark.sql.ansi.enabled", "true").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")

@@ -44,6 +44,8 @@ def check(
     pipeline: str | None = None,
     source: str | None = None,
     volume_history: list[int] | None = None,
+    now: Any = None,
+    previous_schema: dict[str, str] | None = None,
 ) -> CheckResult:
     """Evaluate every rule of `contract` on `df`; the result holds valid_df, quarantine_df and report_rows()."""
     from dq_governance.checks.engine import evaluate
@@ -51,7 +53,8 @@ def check(
     resolved, location = resolve_contract(contract)
     result = evaluate(
         df, resolved, run_id=run_id or str(uuid.uuid4()), pipeline=pipeline or resolved.name, source=source,
-        mode="split", spark=df.sparkSession, volume_history=volume_history,
+        mode="split", spark=df.sparkSession, volume_history=volume_history, now=now,
+        previous_schema=previous_schema,
     )
     if not result.pii_columns:
         result.pii_columns = resolved.pii_columns()
@@ -111,7 +114,9 @@ def run(
     result: CheckResult | None = None
     try:
         history = _volume_history(spark, resolved, report, report_format, pipeline, run_id) if report else None
-        result = check(df, resolved, run_id=run_id, pipeline=pipeline, source=source, volume_history=history)
+        drift = _previous_schema(resolved, report, report_format, pipeline, run_id, spark) if report else None
+        result = check(df, resolved, run_id=run_id, pipeline=pipeline, source=source, volume_history=history,
+                       previous_schema=drift)
         if location and not result.contract_location:
             result.contract_location = location
         result.masking = masking
@@ -264,3 +269,20 @@ def _volume_history(
     runs = run_row_counts(report, pipeline=pipeline, contract=contract.name, limit=limit, spark=spark,
                           format=report_format)
     return [count for earlier, count in reversed(runs) if earlier != run_id]
+
+
+def _previous_schema(
+    contract: Contract, report: str, report_format: str, pipeline: str, run_id: str, spark: Any
+) -> dict[str, str] | None:
+    """The input schema of the pipeline's last earlier run, when a schema_drift rule needs it."""
+    if not any(rule.type == "schema_drift" for rule in contract.quality.rules):
+        return None
+    from dq_governance.observe.history import previous_schema
+
+    if report_format == "delta":
+        from dq_governance.publish.writer import path_exists
+
+        if not path_exists(spark, report):
+            return None
+    return previous_schema(report, pipeline=pipeline, contract=contract.name, exclude_run_id=run_id,
+                           format=report_format, spark=spark)

@@ -104,6 +104,53 @@ def test_post_recorded_events_then_query_impact(server):
         reached = {(h["namespace"], h["dataset"]) for h in body["hits"]}
         assert reached == outputs, (source, name)
         assert all(h["distance"] == 1 and h["column"] is None for h in body["hits"])
+    # column level: every columnLineage input field reaches its output field in one hop
+    column_edges = expected_column_edges(events)
+    assert column_edges, f"the {source} events carry no columnLineage"
+    for (namespace, name, column), outputs in column_edges.items():
+        response = requests.get(f"{server.url}/api/v1/impact", timeout=10, params={
+            "target": f"{name}.{column}", "namespace": namespace, "depth": "1"})
+        assert response.status_code == 200, response.text
+        hits = response.json()["hits"]
+        assert {(h["namespace"], h["dataset"], h["column"]) for h in hits if not h["coarse"]} == outputs
+    # the latest contract status per dataset is its quality status
+    for (namespace, name), status in expected_contract_status(events).items():
+        body = requests.get(f"{server.url}/api/v1/impact", timeout=10, params={
+            "target": name, "namespace": namespace, "direction": "upstream", "depth": "1"}).json()
+        upstream = {(h["namespace"], h["dataset"]) for h in body["hits"]}
+        for up_ns, up_name in upstream:
+            down = requests.get(f"{server.url}/api/v1/impact", timeout=10, params={
+                "target": up_name, "namespace": up_ns, "depth": "1"}).json()
+            [hit] = [h for h in down["hits"] if (h["namespace"], h["dataset"]) == (namespace, name)]
+            assert hit["quality_status"] == status
+
+
+def expected_column_edges(events: list[dict]) -> dict[tuple[str, str, str], set[tuple[str, str, str]]]:
+    """(input ns, name, field) -> output fields (None: the whole output), from the events' columnLineage facets."""
+    edges: dict[tuple[str, str, str], set[tuple[str, str, str]]] = {}
+    for event in events:
+        for out in event.get("outputs") or []:
+            lineage = (out.get("facets") or {}).get("columnLineage") or {}
+            for out_field, spec in (lineage.get("fields") or {}).items():
+                for item in spec.get("inputFields") or []:
+                    key = (item["namespace"], item["name"], item["field"])
+                    edges.setdefault(key, set()).add((out["namespace"], out["name"], out_field))
+            for item in lineage.get("dataset") or []:  # used for the output as a whole (filter, join...)
+                key = (item["namespace"], item["name"], item["field"])
+                edges.setdefault(key, set()).add((out["namespace"], out["name"], None))
+    return edges
+
+
+def expected_contract_status(events: list[dict]) -> dict[tuple[str, str], str]:
+    """The status of the newest dqgov_dataContract facet per output dataset."""
+    latest: dict[tuple[str, str], tuple[str, str]] = {}
+    for event in events:
+        for out in event.get("outputs") or []:
+            facet = (out.get("facets") or {}).get("dqgov_dataContract")
+            key = (out["namespace"], out["name"])
+            if facet and (key not in latest or event["eventTime"] >= latest[key][0]):
+                latest[key] = (event["eventTime"], facet["status"])
+    return {key: status for key, (_, status) in latest.items()}
 
 
 def test_post_batch_and_column_impact(server):

@@ -405,3 +405,30 @@ def test_load_contract_round_trip_for_native_files(repo):
     # the diff reads contracts through the shared loader; an unchanged file has no findings
     contract = load_contract(repo / "contracts" / "customers.yaml")
     assert diff_contracts(contract, contract).findings == []
+
+
+# -- ODCS -----------------------------------------------------------------------------------------
+
+
+def test_native_and_odcs_views_of_one_contract_are_compatible(repo):
+    # contracts/orders.odcs.yaml is orders.yaml written as ODCS v3.1.0: only the id and status it adds differ
+    report = diff_contracts(load_contract(repo / "contracts" / "orders.yaml"),
+                            load_contract(repo / "contracts" / "orders.odcs.yaml"))
+    assert [(f.rule, f.change_class, f.detail.split(":")[0]) for f in report.findings] == [
+        ("D1", "compatible", "id"), ("D1", "compatible", "status")]
+    assert report.overall == "compatible"
+
+
+def test_odcs_property_removed_is_incompatible(tmp_path, repo, capsys):
+    text = (repo / "contracts" / "orders.odcs.yaml").read_text()
+    doc = yaml.safe_load(text)
+    props = doc["schema"][0]["properties"]
+    doc["schema"][0]["properties"] = [p for p in props if p["name"] != "cliente_id"]
+    doc["version"] = "2.0.0"
+    new = write(tmp_path, "orders_v2.odcs.yaml", doc)
+    code = main(["diff", str(repo / "contracts" / "orders.odcs.yaml"), str(new), "--format", "json",
+                 "--fail-on", "incompatible"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert [(f["rule"], f["subject"]) for f in data["findings"]] == [("S6", "field cliente_id")]
+    assert data["version_check"]["ok"] is True

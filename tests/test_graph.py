@@ -198,3 +198,9 @@ def test_cli_ingest_missing_file_is_a_clean_error(tmp_path, capsys):
     code = main(["lineage", "ingest", str(tmp_path / "nope.jsonl"), "--db", str(tmp_path / "l.db")])
     assert code == 2
     assert "nope.jsonl: cannot read lineage file" in capsys.readouterr().err
+
+
+def test_unknown_contract_status_is_not_a_quality_status(graph):
+    event = run_event("j", [], [ds("d", {"dqgov_dataContract": {"name": "x", "status": "<b>green</b>"}})])
+    graph.ingest_event(event)
+    assert graph.dataset(graph.find_datasets("d")[0][0])["quality_status"] is None

@@ -14,7 +14,7 @@ from graph_events import column_lineage, ds, fixture_events, run_event
 from dq_governance.cli import main
 from dq_governance.errors import InputDataError
 from dq_governance.lineage.graph import LineageGraph
-from dq_governance.lineage.impact import impact, render, resolve_target
+from dq_governance.lineage.impact import impact, resolve_target
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -373,3 +373,83 @@ def test_dataset_identity_follows_openlineage_naming():
     assert F.dataset_identity("file:/tmp/x.csv") == ("file", "/tmp/x.csv")
     assert F.normalize_name("dqgov orders check") == "dqgov_orders_check"
     assert F.normalize_name("OrdersCheck-v2") == "orders_check_v2"
+
+
+def test_fail_message_hides_quoted_values_but_keeps_identifiers(tmp_path):
+    path = tmp_path / "e.jsonl"
+    emitter = E.build_emitter(f"file:{path}", orders(), run_id=str(uuid.uuid4()), pipeline="p")
+    emitter.fail(None, "[CAST_INVALID_INPUT] The value 'ana@example.com' of the type \"STRING\" cannot be cast "
+                       "for column 'email'\n\tat org.apache.spark...")
+    [event] = read_events(path)
+    message = event["run"]["facets"]["errorMessage"]["message"]
+    assert message == ("[CAST_INVALID_INPUT] The value '<redacted>' of the type '<redacted>' cannot be cast "
+                       "for column 'email'")
+    assert "stackTrace" not in event["run"]["facets"]["errorMessage"]
+    assert validation_errors(event) == []
+
+
+def test_redact_strips_userinfo_and_query_strings_anywhere_in_text():
+    text = "POST https://bob:s3cr3t@gms.example/api?token=abc123 failed; retry http://x.example/p?k=v"
+    assert E.redact(text) == "POST https://gms.example/api failed; retry http://x.example/p"
+
+
+def test_object_store_input_names_drop_the_leading_slash(tmp_path):
+    path = tmp_path / "e.jsonl"
+    E.build_emitter(f"file:{path}", orders(), run_id=str(uuid.uuid4()), pipeline="p").start(
+        input_namespace="s3://lake", input_name="/raw/orders")
+    assert read_events(path)[0]["inputs"][0]["name"] == "raw/orders"
+
+
+def test_nested_fields_keep_their_types_in_the_schema_facet():
+    from pyspark.sql.types import (  # types only, no JVM
+        ArrayType, DecimalType, LongType, StringType, StructField, StructType)
+
+    doc = yaml.safe_load((REPO / "contracts" / "orders.yaml").read_text())
+    doc["schema"]["fields"].append({"name": "entrega", "type": "struct<cep:string,numero:long>",
+                                    "description": "Delivery address",
+                                    "fields": [{"name": "cep", "type": "string", "pii": True},
+                                               {"name": "numero", "type": "long"}]})
+    contract = Contract.model_validate(doc)
+    [entrega] = [f for f in F.schema_facet(contract).fields if f.name == "entrega"]
+    assert [(f.name, f.type) for f in entrega.fields] == [("cep", "string"), ("numero", "long")]
+    spark_schema = StructType([StructField("entrega", ArrayType(StructType([
+        StructField("cep", StringType()), StructField("numero", LongType())])))])
+    [field] = F.schema_facet(contract, spark_schema).fields
+    # named as the Spark listener names them, nested fields listed under the array of structs
+    assert (field.type, field.description) == ("array", "Delivery address")
+    assert [(f.name, f.type) for f in field.fields] == [("cep", "string"), ("numero", "long")]
+    assert F.spark_type_name(DecimalType(12, 2)) == "decimal(12,2)"
+    assert ("pii", "true", "entrega.cep") in {(t.key, t.value, t.field) for t in F.tags_facet(contract).tags}
+
+
+def test_event_modules_do_not_import_spark():
+    import subprocess
+    import sys
+
+    code = ("import sys, dq_governance.lineage.emit, dq_governance.lineage.facets; "
+            "sys.exit(1 if 'pyspark' in sys.modules else 0)")
+    assert subprocess.run([sys.executable, "-c", code], cwd=REPO).returncode == 0
+
+
+def test_customers_tags_follow_the_masking_policy_and_unmasked_outputs_say_so(tmp_path):
+    from dq_governance.contracts.load import load_contract
+
+    contract = load_contract(str(REPO / "contracts" / "customers.yaml"))
+    masking = {(t.field, t.value) for t in F.tags_facet(contract).tags if t.key == "masking"}
+    assert masking == {("nome", "redact"), ("cpf", "hmac"), ("email", "partial"), ("telefone", "tokenize"),
+                       ("data_nascimento", "generalize"), ("cep", "generalize")}
+    pii = {t.field for t in F.tags_facet(contract).tags if t.key == "pii"}
+    assert pii == {"nome", "cpf", "email", "telefone", "data_nascimento", "cep"}
+    # a run published with masking disabled: outputs carry no masking tag and no masking flag
+    run_id = str(uuid.uuid4())
+    result = seed_result(orders(), run_id)
+    result.masking = "disabled"
+    path = tmp_path / "e.jsonl"
+    emitter = E.build_emitter(f"file:{path}", orders(), run_id=run_id, pipeline="p")
+    emitter.complete(result, outputs=[{"namespace": "file", "name": "/lake/o", "rows": 1, "kind": "target"}])
+    [event] = read_events(path)
+    out = event["outputs"][0]["facets"]
+    assert not [t for t in out["tags"]["tags"] if t["key"] == "masking"]
+    assert out["columnLineage"]["fields"]["email"]["inputFields"][0]["transformations"][0]["masking"] is False
+    assert ("masking", "hmac", "email") in {(t["key"], t["value"], t.get("field"))
+                                             for t in event["inputs"][0]["facets"]["tags"]["tags"]}

@@ -121,3 +121,37 @@ def test_our_events_validate_and_hold_no_pii_or_key(recorded):
     assert MASKING_KEY not in text
     for raw in ("ana@example.com", "bruno@example.com", "fabio@example.com"):
         assert raw not in json.dumps(ours(lines))
+
+
+def test_dqgov_check_cli_links_listener_orchestrator_and_our_events(tmp_path):
+    """`dqgov check` with an orchestrator parent: app run -> parent orchestrator; our run -> app, root orchestrator."""
+    import uuid
+
+    if find_listener_jar() is None:
+        pytest.fail("OpenLineage Spark listener jar missing: run `make listener-jar`")
+    events = tmp_path / "events.jsonl"
+    orchestrator = str(uuid.uuid4())
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE")}
+    env["DQGOV_MASKING_KEY"] = MASKING_KEY
+    args = ["check", "contracts/orders.yaml", "--input", CSV, "--output", str(tmp_path / "valid"),
+            "--quarantine", str(tmp_path / "quarantine"), "--report", str(tmp_path / "report"),
+            "--lineage", f"file:{events}", "--parent-run-id", orchestrator, "--parent-job", "airflow/orders_dag.check",
+            "--json"]
+    code = f"import sys; from dq_governance.cli import main; sys.exit(main({args!r}))"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 1, proc.stderr[-4000:]  # the seed gate blocks
+    lines = [json.loads(line) for line in events.read_text().splitlines() if line.strip()]
+    [app_start] = [e for e in listeners(lines) if e["eventType"] == "START" and e["job"]["name"] == "dqgov_check"]
+    app_parent = app_start["run"]["facets"]["parent"]
+    assert (app_parent["run"]["runId"], app_parent["job"]["namespace"], app_parent["job"]["name"]) == (
+        orchestrator, "airflow", "orders_dag.check")
+    ours_ = ours(lines)
+    assert [e["eventType"] for e in ours_] == ["START", "FAIL"]
+    for event in ours_:
+        parent = event["run"]["facets"]["parent"]
+        assert parent["run"]["runId"] == app_start["run"]["runId"]
+        assert parent["root"]["run"]["runId"] == orchestrator
+        assert validation_errors(event) == []
+    assert ("file", CSV) in {(d["namespace"], d["name"]) for e in listeners(lines) for d in e.get("inputs", [])}
+    assert json.loads(proc.stdout.strip().splitlines()[-1])["invalid_rows"] == 6

@@ -53,6 +53,10 @@ EXPECTED = {
     "empty.yaml": [(1, 1, "", "empty document, not a contract", None)],
     "list_of_numbers.yaml": [(2, 1, "", NOT_A_CONTRACT.format("a list"), None)],
     "random_mapping.yaml": [(2, 1, "", NOT_A_CONTRACT.format("a mapping"), None)],
+    # ODCS files are validated against the official JSON Schema, positioned the same way.
+    "odcs_unknown_key.odcs.yaml": [(14, 9, "schema[0].properties[0].requird", "unknown key `requird`",
+                                    "did you mean `required`?")],
+    "odcs_missing_status.odcs.yaml": [(2, 1, "status", "'status' is a required property", None)],
 }
 
 
@@ -253,3 +257,55 @@ def test_unknown_spark_type_is_a_warning(tmp_path, capsys):
     ]
     assert err.strip() == "dqgov lint: 1 file checked, 0 errors, 2 warnings"
     assert load_contract(path).field("b.x").type == "integr"
+
+
+def test_odcs_contract_loads_with_its_standard(repo):
+    odcs, source = load_contract_with_source(repo / "contracts" / "orders.odcs.yaml")
+    native = load_contract(repo / "contracts" / "orders.yaml")
+    assert (source.format, source.standard) == ("odcs", "odcs")
+    assert [r.name for r in odcs.rules()] == [r.name for r in native.rules()]
+
+
+DQX = """\
+- criticality: warn
+  check:
+    function: is_not_null
+    arguments: {column: id}
+- check:
+    function: is_valid_ipv6_address
+    arguments: {column: ip}
+- check:
+    function: compare_datasets
+    arguments: {columns: [id], ref_columns: [id], ref_table: main.crm.snapshot}
+"""
+
+
+def test_dqx_unmapped_functions_are_positioned_warnings(tmp_path, capsys):
+    path = tmp_path / "checks.yaml"
+    path.write_text(DQX)
+    assert main(["lint", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [
+        f"{path}:6:15: warning: [1].check.function: DQX function `is_valid_ipv6_address` has no equivalent rule; "
+        "not imported",
+        f"{path}:9:15: warning: [2].check.function: DQX function `compare_datasets` has no equivalent rule; "
+        "not imported",
+    ]
+    assert err.strip() == "dqgov lint: 1 file checked, 0 errors, 2 warnings"
+    contract, source = load_contract_with_source(path)
+    assert (source.format, source.standard, contract.name) == ("dqx", "native", "checks")
+    assert [r.name for r in contract.rules()] == ["id_not_null"]
+
+
+def test_seed_validations_errors_point_into_the_block(tmp_path):
+    path = tmp_path / "pipeline.json"
+    path.write_text(
+        '{\n  "validations": {\n    "rules": [\n      {"type": "row_count", "min": 1},\n'
+        '      {"type": "avg", "column": "amount", "must_be": "about 10"}\n    ]\n  }\n}\n'
+    )
+    issues = lint_path(path)
+    assert [(i.line, i.column, i.field) for i in issues] == [(5, 54, "validations.rules[1].must_be")]
+    assert issues[0].message.startswith("invalid threshold 'about 10'")
+    path.write_text('{"validations": {"rules": [{"type": "not_null", "columns": ["id"]}]}}')
+    contract, source = load_contract_with_source(path)
+    assert (source.format, contract.name, [r.name for r in contract.rules()]) == ("seed", "pipeline", ["id_not_null"])

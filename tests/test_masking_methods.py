@@ -134,7 +134,8 @@ def test_tokenize_keeps_length_class_and_layout(spark):
     assert free == [reference_token("Ana-Beatriz 7", "Ana-Beatriz 7"), None]
     # same person, two layouts: the same digits in each layout
     assert cpf[0].replace(".", "").replace("-", "") == cpf[1]
-    assert phone[0][-15:] == phone[1][-15:] and len(phone[0]) == len("+55 11 98765-4321")
+    digits = ["".join(c for c in p if c.isdigit()) for p in phone]
+    assert digits[0][-11:] == digits[1] and len(phone[0]) == len("+55 11 98765-4321")
     assert cpf[0][3] == "." and cpf[0][-3] == "-" and cpf[0] != "529.982.247-25"
     assert free[0][0].isupper() and free[0][1:3].islower() and free[0][3] == "-" and free[0][-1].isdigit()
 

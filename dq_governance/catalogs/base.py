@@ -5,10 +5,15 @@ Spark type parsing, and the PII-safe view of a rule result.
 from __future__ import annotations
 
 import re
+import threading
 from abc import ABC, abstractmethod
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 from dq_governance.checks.result import CheckResult, RuleResult
 from dq_governance.contracts.model import Contract, FieldSpec
@@ -46,10 +51,17 @@ class SyncReport:
     writes: int = 0
     dry_run: bool = False
     server_version: str | None = None
+    _lock: Any = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def record(self, outcome: str, entity: str) -> None:
-        """Count one entity as created, updated or unchanged."""
-        {CREATED: self.created, UPDATED: self.updated, UNCHANGED: self.unchanged}[outcome].append(entity)
+        """Count one entity as created, updated or unchanged (thread-safe)."""
+        with self._lock:
+            {CREATED: self.created, UPDATED: self.updated, UNCHANGED: self.unchanged}[outcome].append(entity)
+
+    def count_write(self) -> None:
+        """One more write request (thread-safe)."""
+        with self._lock:
+            self.writes += 1
 
     def note(self, text: str) -> None:
         """A one-line remark for the summary (assumptions of a dry run, skipped rules)."""
@@ -123,9 +135,18 @@ class CatalogPusher(ABC):
 
     catalog: str = ""
 
-    def __init__(self, transport: Transport, report: SyncReport | None = None):
+    def __init__(self, transport: Transport, report: SyncReport | None = None, workers: int = 1):
         self.transport = transport
         self.report = report or SyncReport(self.catalog, dry_run=transport.dry_run)
+        # Independent reads/writes (one per rule) overlap on a small pool; a dry run stays sequential
+        # so its request files keep a stable order.
+        self._pool = ThreadPoolExecutor(workers) if workers > 1 and not transport.dry_run else None
+
+    def _map(self, fn: Callable[[T], R], items: list[T]) -> list[R]:
+        """fn over items, concurrently when a pool is configured; results (and the first error) in order."""
+        if self._pool is None or len(items) < 2:
+            return [fn(item) for item in items]
+        return list(self._pool.map(fn, items))
 
     @abstractmethod
     def push_contract(self, contract: Contract) -> None:
@@ -147,6 +168,8 @@ class CatalogPusher(ABC):
         try:
             self.flush()
         finally:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
             self.transport.close()
             placeholders = getattr(self.transport, "placeholders", None)
             if placeholders:

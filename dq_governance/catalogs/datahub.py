@@ -82,6 +82,8 @@ DH_TYPES = {
     "binary": ("BytesType", "BYTES"), "array": ("ArrayType", "ARRAY"), "map": ("MapType", "MAP"),
     "struct": ("RecordType", "STRUCT"),
 }
+#: dataset aspects read before a contract push, in this order
+DATASET_ASPECTS = ("datasetProperties", "schemaMetadata", "editableSchemaMetadata", "ownership", "globalTags")
 RESULT_TYPES = {"passed": "SUCCESS", "failed": "FAILURE", "warned": "FAILURE"}
 _FRESHNESS_UNITS = (("DAY", 86400), ("HOUR", 3600), ("MINUTE", 60), ("SECOND", 1))
 
@@ -393,8 +395,8 @@ class DataHubPusher(CatalogPusher):
     catalog = "datahub"
 
     def __init__(self, transport: Transport, report: SyncReport | None = None, *,
-                 batch: bool = True, batch_size: int = BATCH_MAX):
-        super().__init__(transport, report)
+                 batch: bool = True, batch_size: int = BATCH_MAX, workers: int = 1):
+        super().__init__(transport, report, workers)
         self.batch = batch and not transport.dry_run
         self.batch_size = max(1, min(batch_size, BATCH_MAX))
         self._queue: list[tuple[str, dict[str, Any]]] = []  # (entity label, proposal)
@@ -444,7 +446,7 @@ class DataHubPusher(CatalogPusher):
 
     def _emit(self, entity: str, mcp: dict[str, Any]) -> None:
         self._queue.append((entity, mcp))
-        self.report.writes += 1
+        self.report.count_write()
 
     def flush(self) -> None:
         """Send queued proposals: batches of up to 200 (and 15 MiB), or one by one."""
@@ -484,23 +486,23 @@ class DataHubPusher(CatalogPusher):
         urn = dataset_urn(ref)
         label = f"dataset {urn}"
         written = len(self._queue)
-        created = self._dataset_properties(contract, urn, label)
+        have = dict(zip(DATASET_ASPECTS, self._map(lambda a: self._aspect(urn, a, label), list(DATASET_ASPECTS))))
+        created = self._dataset_properties(contract, urn, label, have["datasetProperties"])
         if created:
             self._emit(label, proposal("dataset", urn, "status", {"removed": False}))
-        if self._aspect(urn, "schemaMetadata", label) is None:
+        if have["schemaMetadata"] is None:
             self._emit(label, proposal("dataset", urn, "schemaMetadata", schema_metadata(contract, ref.datahub_platform)))
-        self._editable_schema(contract, urn, label)
-        self._ownership(contract, urn, label)
-        self._global_tags(contract, urn, label)
+        self._editable_schema(contract, urn, label, have["editableSchemaMetadata"] or {})
+        self._ownership(contract, urn, label, have["ownership"] or {})
+        self._global_tags(contract, urn, label, have["globalTags"] or {})
         self.report.record(CREATED if created else UPDATED if len(self._queue) > written else UNCHANGED, label)
         urns = self._assertion_infos(contract, urn)
         self._data_contract(contract, urn, urns)
         self._pushed.add(contract.name)
         self.flush()
 
-    def _dataset_properties(self, contract: Contract, urn: str, label: str) -> bool:
+    def _dataset_properties(self, contract: Contract, urn: str, label: str, current: Any) -> bool:
         wanted = dataset_properties(contract)
-        current = self._aspect(urn, "datasetProperties", label)
         if current is None:
             self._emit(label, proposal("dataset", urn, "datasetProperties", wanted))
             return True
@@ -515,8 +517,7 @@ class DataHubPusher(CatalogPusher):
             self._emit(label, proposal("dataset", urn, "datasetProperties", ops, "PATCH"))
         return False
 
-    def _editable_schema(self, contract: Contract, urn: str, label: str) -> None:
-        current = self._aspect(urn, "editableSchemaMetadata", label) or {}
+    def _editable_schema(self, contract: Contract, urn: str, label: str, current: dict[str, Any]) -> None:
         infos = {i.get("fieldPath"): i for i in current.get("editableSchemaFieldInfo") or []}
         ops = []
         for path, spec in _field_paths(contract.fields):
@@ -533,16 +534,14 @@ class DataHubPusher(CatalogPusher):
         if ops:
             self._emit(label, proposal("dataset", urn, "editableSchemaMetadata", ops, "PATCH"))
 
-    def _ownership(self, contract: Contract, urn: str, label: str) -> None:
-        current = self._aspect(urn, "ownership", label) or {}
+    def _ownership(self, contract: Contract, urn: str, label: str, current: dict[str, Any]) -> None:
         have = {(o.get("owner"), o.get("type")) for o in current.get("owners") or []}
         ops = [{"op": "add", "path": f"/owners/{patch_key(o['owner'])}/{o['type']}", "value": o}
                for o in owner_entries(contract) if (o["owner"], o["type"]) not in have]
         if ops:
             self._emit(label, proposal("dataset", urn, "ownership", ops, "PATCH"))
 
-    def _global_tags(self, contract: Contract, urn: str, label: str) -> None:
-        current = self._aspect(urn, "globalTags", label) or {}
+    def _global_tags(self, contract: Contract, urn: str, label: str, current: dict[str, Any]) -> None:
         have = {t.get("tag") for t in current.get("tags") or []}
         ops = [{"op": "add", "path": f"/tags/{patch_key(t)}", "value": {"tag": t}}
                for t in dataset_tags(contract) if t not in have]
@@ -551,11 +550,12 @@ class DataHubPusher(CatalogPusher):
 
     def _assertion_infos(self, contract: Contract, dataset: str) -> dict[str, list[str]]:
         groups: dict[str, list[str]] = {"schema": [], "freshness": [], "dataQuality": []}
-        for rule in contract.rules():
-            urn = assertion_urn(contract, dataset, rule.name)
-            label = f"assertion {contract.name}.{rule.name}"
+        rules = contract.rules()
+        urns = [assertion_urn(contract, dataset, rule.name) for rule in rules]
+        labels = [f"assertion {contract.name}.{rule.name}" for rule in rules]
+        currents = self._map(lambda i: self._aspect(urns[i], "assertionInfo", labels[i]), list(range(len(rules))))
+        for rule, urn, label, current in zip(rules, urns, labels, currents):
             wanted = assertion_info(contract, dataset, rule)
-            current = self._aspect(urn, "assertionInfo", label)
             if current is None:
                 self._emit(label, proposal("assertion", urn, "assertionInfo", wanted))
                 # Older UIs hide assertions without a platform (DataHub PR #4507).
@@ -581,8 +581,8 @@ class DataHubPusher(CatalogPusher):
                 properties[key] = [{"assertion": a} for a in groups[key]]
         properties["rawContract"] = raw_contract(contract)
         status = {"customProperties": {}, "state": "ACTIVE"}
-        current_props = self._aspect(urn, "dataContractProperties", label)
-        current_status = self._aspect(urn, "dataContractStatus", label)
+        current_props, current_status = self._map(lambda a: self._aspect(urn, a, label),
+                                                  ["dataContractProperties", "dataContractStatus"])
         written = False
         if current_props is None or not contains(current_props, properties):
             self._emit(label, proposal("dataContract", urn, "dataContractProperties", properties))
@@ -601,16 +601,22 @@ class DataHubPusher(CatalogPusher):
         timestamp = epoch_ms(result.finished_at)
         pii = set(contract.pii_columns())
         total = result.total_rows or None
-        for rule in result.rules:
-            urn = self._assertions.get((contract.name, rule.name))
-            if urn is None or rule.status not in RESULT_TYPES:
-                continue
+        pending = [(rule, self._assertions[(contract.name, rule.name)]) for rule in result.rules
+                   if (contract.name, rule.name) in self._assertions and rule.status in RESULT_TYPES]
+
+        def already_there(item: tuple[RuleResult, str]) -> bool:
+            rule, urn = item
+            reply = self.transport.request("POST", TIMESERIES, entity=f"assertionRunEvent {contract.name}.{rule.name}",
+                                           headers=HEADERS, body={
+                                               "urn": urn, "entity": "assertion", "aspect": "assertionRunEvent",
+                                               "startTimeMillis": timestamp, "endTimeMillis": timestamp, "limit": 10})
+            body = reply.body if isinstance(reply.body, dict) else {}
+            values = (body.get("value") or {}).get("values") or []
+            return any(_run_id_of(v) == result.run_id for v in values)
+
+        for (rule, urn), present in zip(pending, self._map(already_there, pending)):
             label = f"assertionRunEvent {contract.name}.{rule.name} run {result.run_id}"
-            reply = self.transport.request("POST", TIMESERIES, entity=label, headers=HEADERS, body={
-                "urn": urn, "entity": "assertion", "aspect": "assertionRunEvent",
-                "startTimeMillis": timestamp, "endTimeMillis": timestamp, "limit": 10})
-            values = ((reply.body or {}).get("value") or {}).get("values") or [] if isinstance(reply.body, dict) else []
-            if any(_run_id_of(v) == result.run_id for v in values):
+            if present:
                 self.report.record(UNCHANGED, label)
                 continue
             event = run_event(rule, urn, dataset, result.run_id, timestamp, total, pii)

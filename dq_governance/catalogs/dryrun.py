@@ -96,8 +96,6 @@ class DryRunTransport:
         slug = re.sub(r"[^A-Za-z0-9._-]+", "_", short)[:80].strip("_")
         name = f"{self.count:04d}-{method}-{slug}.json"
         record = {"method": method, "path": full_path, "body": body}
-        if headers:
-            record["headers"] = headers
         (self.out_dir / name).write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         reply = self.simulate(method, full_path, body)
         if not reply.ok and reply.status not in allow:

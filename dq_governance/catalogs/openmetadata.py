@@ -240,8 +240,8 @@ class OpenMetadataPusher(CatalogPusher):
     catalog = "openmetadata"
 
     def __init__(self, transport: Transport, report: SyncReport | None = None, *,
-                 server_version: str | None = None, create_tables: bool = False):
-        super().__init__(transport, report)
+                 server_version: str | None = None, create_tables: bool = False, workers: int = 1):
+        super().__init__(transport, report, workers)
         self.create_tables = create_tables
         self._version: tuple[int, int, int] | None = parse_version(server_version) if server_version else None
         self._tables: dict[str, dict[str, Any]] = {}
@@ -282,7 +282,7 @@ class OpenMetadataPusher(CatalogPusher):
     # -- writes ----------------------------------------------------------------
     def _write(self, method: str, path: str, *, entity: str, body: Any, headers: dict[str, str] | None = None,
                allow: tuple[int, ...] = (), retry_statuses: frozenset[int] | None = None) -> Response:
-        self.report.writes += 1
+        self.report.count_write()
         kwargs: dict[str, Any] = {}
         if retry_statuses is not None:
             kwargs["retry_statuses"] = retry_statuses
@@ -333,8 +333,10 @@ class OpenMetadataPusher(CatalogPusher):
         fqn = table["fullyQualifiedName"]
         ops = table_patch(contract, table, owners)
         if ops:
-            self._write("PATCH", f"{API}/tables/{table['id']}", entity=f"table {fqn}", body=ops,
-                        headers=PATCH_HEADERS)
+            reply = self._write("PATCH", f"{API}/tables/{table['id']}", entity=f"table {fqn}", body=ops,
+                                headers=PATCH_HEADERS)
+            if isinstance(reply.body, dict) and reply.body.get("id") == table["id"]:
+                self._tables[fqn] = {**reply.body, "_created": table.get("_created", False)}
             if not table.get("_created"):
                 self.report.record(UPDATED, f"table {fqn}")
         elif not table.get("_created"):
@@ -400,6 +402,7 @@ class OpenMetadataPusher(CatalogPusher):
         fqn = table["fullyQualifiedName"]
         table_name = _strip_quotes(split_fqn(fqn)[-1])
         suite_fqn = self._ensure_suite(table)
+        items = []
         for rule in contract.rules():
             mapping = TEST_DEFINITIONS.get(rule.type)
             if mapping is None:
@@ -411,20 +414,25 @@ class OpenMetadataPusher(CatalogPusher):
                 continue
             body = test_case_body(table_name, fqn, rule, mapping, contract,
                                   suite_fqn if self.profile.test_suite_in_case else None)
-            case_fqn = test_case_fqn(fqn, rule, mapping, body["name"])
-            current = self._get(f"{API}/dataQuality/testCases/name/{quote(case_fqn, safe='')}",
-                                entity=f"test case {case_fqn}", params={"fields": "testDefinition,testSuite"})
-            existed = current is not None
-            if existed and not test_case_differs(current, body):
-                self.report.record(UNCHANGED, f"testCase {case_fqn}")
-            else:
-                # 404 right after the suite is created is a known race (OM #13072): retry it.
-                reply = self._write("PUT", f"{API}/dataQuality/testCases", entity=f"test case {case_fqn}",
-                                    body=body, retry_statuses=frozenset({404, 429, 500, 502, 503, 504}))
-                current = {**(current or {}), **body, **(reply.body or {})}
-                self.report.record(UPDATED if existed else CREATED, f"testCase {case_fqn}")
-            current.setdefault("fullyQualifiedName", case_fqn)
-            self._test_cases[(contract.name, rule.name)] = current
+            items.append((rule.name, body, test_case_fqn(fqn, rule, mapping, body["name"])))
+        for (name, _, _), case in zip(items, self._map(self._ensure_test_case, items)):
+            self._test_cases[(contract.name, name)] = case
+
+    def _ensure_test_case(self, item: tuple[str, dict[str, Any], str]) -> dict[str, Any]:
+        _, body, case_fqn = item
+        current = self._get(f"{API}/dataQuality/testCases/name/{quote(case_fqn, safe='')}",
+                            entity=f"test case {case_fqn}", params={"fields": "testDefinition,testSuite"})
+        existed = current is not None
+        if existed and not test_case_differs(current, body):
+            self.report.record(UNCHANGED, f"testCase {case_fqn}")
+        else:
+            # 404 right after the suite is created is a known race (OM #13072): retry it.
+            reply = self._write("PUT", f"{API}/dataQuality/testCases", entity=f"test case {case_fqn}",
+                                body=body, retry_statuses=frozenset({404, 429, 500, 502, 503, 504}))
+            current = {**(current or {}), **body, **(reply.body or {})}
+            self.report.record(UPDATED if existed else CREATED, f"testCase {case_fqn}")
+        current.setdefault("fullyQualifiedName", case_fqn)
+        return current
 
     # -- data contract ---------------------------------------------------------
     def _ensure_data_contract(self, contract: Contract, table: dict[str, Any], owners: list[dict[str, str]]) -> None:
@@ -451,24 +459,26 @@ class OpenMetadataPusher(CatalogPusher):
         timestamp = epoch_ms(result.finished_at)
         pii = set(contract.pii_columns())
         total = result.total_rows or None
-        method, template = self.profile.result_write
-        for rule in result.rules:
-            case = self._test_cases.get((contract.name, rule.name))
-            if case is None:
-                continue
-            case_fqn = case["fullyQualifiedName"]
-            quoted = quote(case_fqn, safe="")
-            entity = f"test case result {case_fqn} @ {timestamp}"
-            existing = self._get(self.profile.result_read.format(fqn=quoted), entity=entity,
-                                 params={"startTs": timestamp, "endTs": timestamp})
-            if existing and (existing.get("data") if isinstance(existing, dict) else existing):
-                self.report.record(UNCHANGED, entity)
-                continue
-            body = test_result_body(rule, timestamp, total, pii, TEST_DEFINITIONS[rule.type])
-            self._write(method, template.format(fqn=quoted), entity=entity, body=body)
-            self.report.record(CREATED, entity)
+        pending = [(rule, self._test_cases[(contract.name, rule.name)]) for rule in result.rules
+                   if (contract.name, rule.name) in self._test_cases]
+        self._map(lambda item: self._push_result(item[0], item[1], timestamp, total, pii), pending)
         if self.profile.contract_results and contract.name in self._contracts:
             self._push_contract_result(contract, result, timestamp)
+
+    def _push_result(self, rule: RuleResult, case: dict[str, Any], timestamp: int, total: int | None,
+                     pii: set[str]) -> None:
+        method, template = self.profile.result_write
+        case_fqn = case["fullyQualifiedName"]
+        quoted = quote(case_fqn, safe="")
+        entity = f"test case result {case_fqn} @ {timestamp}"
+        existing = self._get(self.profile.result_read.format(fqn=quoted), entity=entity,
+                             params={"startTs": timestamp, "endTs": timestamp})
+        if existing and (existing.get("data") if isinstance(existing, dict) else existing):
+            self.report.record(UNCHANGED, entity)
+            return
+        body = test_result_body(rule, timestamp, total, pii, TEST_DEFINITIONS[rule.type])
+        self._write(method, template.format(fqn=quoted), entity=entity, body=body)
+        self.report.record(CREATED, entity)
 
     def _push_contract_result(self, contract: Contract, result: CheckResult, timestamp: int) -> None:
         entity_doc = self._contracts[contract.name]

@@ -65,6 +65,7 @@ def make_pusher(
     rng: random.Random | None = None,
     timeout: tuple[float, float] = (5.0, 30.0),
     batch: bool = True,
+    workers: int = 8,
 ) -> CatalogPusher:
     """A pusher for `catalog` talking HTTP to `url`, or writing request files when dry-running."""
     spec = CATALOGS.get(catalog)
@@ -79,12 +80,13 @@ def make_pusher(
         if catalog == "openmetadata" and url.rstrip("/").endswith("/api"):
             url = url.rstrip("/")[: -len("/api")]  # paths carry /api/v1 themselves
         transport = HttpTransport(url, catalog, token=token or load_token(spec.token_env), headers=spec.headers,
-                                  retry=retry, sleep=sleep, rng=rng, timeout=timeout)
+                                  retry=retry, sleep=sleep, rng=rng, timeout=timeout, pool_size=workers)
     if catalog == "openmetadata":
-        return OpenMetadataPusher(transport, report, server_version=server_version, create_tables=create_tables)
+        return OpenMetadataPusher(transport, report, server_version=server_version, create_tables=create_tables,
+                                  workers=workers)
     if server_version:
         report.note("--server-version applies to OpenMetadata only; ignored")
-    return DataHubPusher(transport, report, batch=batch)
+    return DataHubPusher(transport, report, batch=batch, workers=workers)
 
 
 def validate_for(catalog: str, contracts: Iterable[Contract]) -> None:

@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import random
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any, Callable
 from urllib.parse import urlencode
 
 import requests
+import requests.adapters
 
 from dq_governance.errors import CatalogError, ConfigError
 
@@ -133,6 +135,7 @@ class HttpTransport:
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
         session: requests.Session | None = None,
+        pool_size: int = 10,
     ):
         if not base_url or not base_url.startswith(("http://", "https://")):
             raise ConfigError(f"{catalog}: catalog URL must start with http:// or https://, got {base_url!r}")
@@ -143,6 +146,11 @@ class HttpTransport:
         self.sleep = sleep
         self.rng = rng or random.Random()
         self.session = session or requests.Session()
+        if session is None:
+            adapter = requests.adapters.HTTPAdapter(pool_connections=1, pool_maxsize=max(pool_size, 1))
+            self.session.mount("http://", adapter)
+            self.session.mount("https://", adapter)
+        self._count_lock = threading.Lock()
         self.session.headers.update({"Accept": "application/json", "Content-Type": "application/json"})
         self.session.headers.update(headers or {})
         self._token = token
@@ -179,7 +187,8 @@ class HttpTransport:
         for attempt in range(self.retry.attempts):
             retry_after: float | None = None
             try:
-                self.requests_sent += 1
+                with self._count_lock:
+                    self.requests_sent += 1
                 reply = self.session.request(method, url, data=data, headers=headers, timeout=self.timeout)
             except (requests.ConnectionError, requests.Timeout) as exc:
                 last_problem = f"{type(exc).__name__}"

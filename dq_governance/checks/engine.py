@@ -76,6 +76,8 @@ class BuildContext:
         self.fields = fields
         self.run_tag = run_tag
         self.volume_history = volume_history
+        self.now: datetime | None = None  # the freshness clock; None = wall clock
+        self.previous_schema: dict[str, str] | None = None  # the last run's input schema, for schema_drift
         self._columns = set(stage.columns)
         self._dtypes = {f.name: f.dataType for f in stage.schema.fields}
         self.duplicate_sets: dict[tuple[tuple[str, ...], str | None], int] = {}
@@ -249,6 +251,8 @@ def evaluate(
     mode: str = "split",
     spark: SparkSession | None = None,
     volume_history: Sequence[int] | None = None,
+    now: datetime | None = None,
+    previous_schema: dict[str, str] | None = None,
 ) -> CheckResult:
     """Evaluate every rule of the contract on df; mode "split" also returns annotated/valid/quarantine."""
     if mode not in MODES:
@@ -261,6 +265,7 @@ def evaluate(
 
     stage, fields = _stage(df, contract)
     ctx = BuildContext(spark, df, stage, fields, uuid.uuid4().hex[:12], volume_history)
+    ctx.now, ctx.previous_schema = now, previous_schema
     plans: list[tuple[Any, RulePlan, Column | None]] = []
     for rule in rules:
         plan = builder_for(rule.type)(rule, ctx)
@@ -295,7 +300,7 @@ def evaluate(
         errors = _names_array([(rule.name, v) for _i, rule, v in row_rules if blocks(rule)])
         warnings = _names_array([(rule.name, v) for _i, rule, v in row_rules if not blocks(rule)])
         full = flagged.select(*[q(c) for c in stage.columns], errors.alias(ERRORS_COL), warnings.alias(WARNINGS_COL))
-        full = full.persist(StorageLevel.MEMORY_AND_DISK)
+        full = full.persist(StorageLevel.MEMORY_AND_DISK_DESER)
         for index, rule, _v in row_rules:
             add(f"v{index}", F.count_if(F.array_contains(q(ERRORS_COL if blocks(rule) else WARNINGS_COL), rule.name)))
         add("valid", F.count_if(F.size(q(ERRORS_COL)) == 0))
@@ -357,6 +362,7 @@ def evaluate(
         quarantine_df=quarantine_df,
         pii_columns=contract.pii_columns(),
         cached=cached,
+        input_schema={f.name: f.dataType.simpleString() for f in df.schema.fields},
     )
     return result
 
@@ -421,7 +427,7 @@ def _join_flags(ctx: BuildContext, stage: DataFrame, cached: list[DataFrame]) ->
             .groupBy(*[ctx.col(c).alias(a) for c, a in zip(columns, aliases)])
             .agg(F.count(F.lit(1)).alias(marker))
             .where(q(marker) > 1)
-            .persist(StorageLevel.MEMORY_AND_DISK)
+            .persist(StorageLevel.MEMORY_AND_DISK_DESER)
         )
         cached.append(duplicates)
         found = duplicates.count()  # the one aggregation for this key set

@@ -10,9 +10,6 @@ metric with the rule's thresholds. Adding a rule type = one builder + `@register
 
 from __future__ import annotations
 
-import math
-import statistics
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -325,9 +322,13 @@ def freshness(rule: Any, ctx: BuildContext) -> RulePlan:
         if newest is None:
             return Outcome(False, status_of(rule, False), None, _expected_thresholds(rule),
                            f"no value in {rule.column} to measure freshness")
-        age = max(0.0, time.time() - float(newest))
+        from dq_governance.observe.freshness import data_age, describe
+
+        age = data_age(float(newest), getattr(ctx, "now", None))  # ctx.now: an injected clock (tests, replays)
         # A bare number in a freshness threshold means minutes, as in parse_duration.
-        return judge(rule, age, unit_metrics={None: age / 60.0}, what="age seconds")
+        outcome = judge(rule, age, unit_metrics={None: age / 60.0}, what="age seconds")
+        outcome.message = f"{describe(rule.column, rule.time, float(newest), age)}; {outcome.message}"
+        return outcome
 
     return RulePlan(aggregates={"latest": latest}, finalize=finalize, expected=_expected_thresholds(rule))
 
@@ -399,21 +400,42 @@ def reconcile(rule: Any, ctx: BuildContext) -> RulePlan:
 def volume(rule: Any, ctx: BuildContext) -> RulePlan:
     """Row count against history (median and MAD); without enough history: skipped."""
 
-    def finalize(m: Measured) -> Outcome:
-        history = list(ctx.volume_history or [])[-rule.history_runs:]
-        count = float(m.scope_rows)
-        if len(history) < rule.min_history:
-            return Outcome(True, "skipped", count, None,
-                           f"skipped: no history ({len(history)} of {rule.min_history} runs needed)")
-        median = statistics.median(history)
-        mad = statistics.median(abs(x - median) for x in history)
-        score = math.inf if mad == 0 and count != median else (0.0 if mad == 0 else 0.6745 * abs(count - median) / mad)
-        extra = []
-        if score > float(rule.sensitivity):
-            extra.append(f"row count {int(count)} is off the median {_fmt(float(median))} (robust z {_fmt(score)})")
-        return judge(rule, count, extra=extra, what="row count")
+    from dq_governance.observe.anomaly import volume_anomaly
 
-    return RulePlan(finalize=finalize, expected=f"robust z <= {rule.sensitivity} over {rule.history_runs} runs")
+    def finalize(m: Measured) -> Outcome:
+        verdict = volume_anomaly(m.scope_rows, list(ctx.volume_history or []), history_runs=rule.history_runs,
+                                 min_history=rule.min_history, sensitivity=float(rule.sensitivity),
+                                 min_rows=rule.min_rows, max_rows=rule.max_rows)
+        count = float(m.scope_rows)
+        if verdict.skipped:
+            return Outcome(True, "skipped", count, None,
+                           f"skipped: no history ({len(verdict.history)} of {rule.min_history} runs needed)")
+        return judge(rule, count, extra=verdict.problems, what="row count")
+
+    expected = f"robust z <= {rule.sensitivity} over {rule.history_runs} runs"
+    if rule.min_rows is not None or rule.max_rows is not None:
+        expected += "; rows " + str(_bounds_text(rule.min_rows, rule.max_rows))
+    return RulePlan(finalize=finalize, expected=expected)
+
+
+@register("schema_drift")
+def schema_drift(rule: Any, ctx: BuildContext) -> RulePlan:
+    """Columns added / removed / retyped since the last run (ctx.previous_schema); first run: skipped."""
+    from dq_governance.observe.drift import schema_drift as diff, schema_of
+
+    def finalize(m: Measured) -> Outcome:
+        previous = getattr(ctx, "previous_schema", None)
+        if previous is None:
+            return Outcome(True, "skipped", None, None, "skipped: no earlier run with a recorded schema")
+        changes = [c for c in diff(previous, schema_of(ctx.input_schema))
+                   if not (rule.ignore_added and c.kind == "added")]
+        outcome = judge(rule, float(len(changes)), what="schema changes",
+                        extra=[] if rule.must_be or rule.warn or not changes else ["schema changed"])
+        if changes:
+            outcome.message = "; ".join(c.describe() for c in changes) + f" ({outcome.message})"
+        return outcome
+
+    return RulePlan(finalize=finalize, expected=_expected_thresholds(rule) or "no schema change since the last run")
 
 
 # --------------------------------------------------------------------------- small helpers

@@ -93,6 +93,7 @@ class CheckResult:
     masking: str | None = None  # applied | none | disabled (recorded in report rows)
     outputs: list[dict[str, Any]] = field(default_factory=list)  # what `run` wrote: kind, location, rows
     cached: list[Any] = field(default_factory=list, repr=False)  # DataFrames the engine persisted
+    input_schema: dict[str, str] | None = None  # {column: Spark type} as read; the history keeps it for drift
 
     @property
     def quality_score(self) -> float | None:

@@ -78,10 +78,12 @@ def check_command(
     if mode == "merge" and output_format == "parquet":
         output_format = "delta"  # a merge needs Delta; say so in the summary rather than fail
     base = Path("out")
-    output = output or str(base / contract.name / "valid")
-    quarantine = quarantine or str(base / contract.name / "quarantine")
-    report = report or str(base / "report")
-    lineage = lineage or f"file:{Path(report).resolve().parent / 'lineage' / 'events.jsonl'}"
+    # Local paths are made absolute here: Spark resolves relative ones against the JVM's start directory.
+    output = _local(output or str(base / contract.name / "valid"), output_format)
+    quarantine = _local(quarantine or str(base / contract.name / "quarantine"), "parquet")
+    report = _local(report or str(base / "report"), "parquet")
+    lineage = lineage or f"file:{Path(report).parent / 'lineage' / 'events.jsonl'}"
+    source = _local(source, fmt)
 
     spark, owned = _session(contract, lineage, listener=not no_listener, parent_run_id=parent_run_id,
                             parent_job=parent_job, delta="delta" in (fmt, output_format))
@@ -103,6 +105,13 @@ def check_command(
         if owned:
             spark.stop()
     return EXIT_OK if result.gate.publish else EXIT_GATE_FAILED
+
+
+def _local(location: str, fmt: str) -> str:
+    """An absolute path for a local file location; table names and URIs unchanged."""
+    if fmt == "table" or "://" in location or location.startswith("file:"):
+        return location
+    return str(Path(location).resolve())
 
 
 def _guess_format(source: str, declared: str | None, *, is_table: bool) -> str:
@@ -150,7 +159,9 @@ def _session(contract: Any, lineage: str | None, *, listener: bool, parent_run_i
         return SparkSession.getActiveSession(), False
     from dq_governance.lineage.spark import spark_session
 
-    conf = {"spark.ui.enabled": "false", "spark.sql.session.timeZone": "UTC"}
+    # A local CLI run: no UI or progress bars in the summary, and shuffles sized to this machine's cores.
+    conf = {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
+            "spark.sql.shuffle.partitions": str(max(2, 2 * (os.cpu_count() or 1)))}
     if delta:
         conf.update(_delta_conf())
     session = spark_session("dqgov-check", lineage=lineage, contract=contract, listener=listener,

@@ -30,21 +30,33 @@ def _load(path: str):  # type: ignore[no-untyped-def]
               help="Put this listener jar on spark.jars instead of resolving spark.jars.packages from Maven.")
 @click.option("--format", "fmt", type=click.Choice(["both", "spark-defaults", "submit"]), default="both",
               show_default=True, help="spark-defaults.conf lines, spark-submit --conf flags, or both.")
-def listener_conf_command(contract: str, transport: str | None, jar: str | None, fmt: str) -> int:
+@click.option("--enrich", is_flag=True,
+              help="Also configure the dq-governance listener extension (contract facets on Spark's own events).")
+@click.option("--manifest", default="manifest.json", show_default=True, metavar="PATH",
+              help="With --enrich: the governance manifest path on the driver (from `dqgov manifest`).")
+@click.option("--extension-jar", default=None, metavar="PATH",
+              help="With --enrich: the dq-governance-listener jar path on the driver (default: the local build).")
+def listener_conf_command(contract: str, transport: str | None, jar: str | None, fmt: str, enrich: bool,
+                          manifest: str, extension_jar: str | None) -> int:
     """Print spark-defaults.conf lines and spark-submit --conf flags that enable the OpenLineage listener."""
     from dq_governance.lineage.spark import listener_conf
 
     loaded = _load(contract)
+    # Build both forms before printing, so an error never leaves half an output behind.
+    extension = {"enrich": manifest if enrich else False, "extension_jar": extension_jar}
+    defaults = listener_conf(loaded, transport, jar=jar, style="spark-defaults", **extension)
+    flags = listener_conf(loaded, transport, jar=jar, style="submit", **extension)
+    if enrich:
+        click.echo(f"# the manifest: `dqgov manifest CONTRACTS_DIR -o {manifest}`, shipped with the job")
     if fmt in ("both", "spark-defaults"):
         click.echo("# spark-defaults.conf")
         click.echo("# Each application gets its own spark.openlineage.applicationRunId (set it per submit to "
                    "correlate other events); put the API key in a secret, never in this file.")
-        for line in listener_conf(loaded, transport, jar=jar, style="spark-defaults"):
+        for line in defaults:
             click.echo(line)
     if fmt == "both":
         click.echo("")
     if fmt in ("both", "submit"):
         click.echo("# spark-submit")
-        flags = listener_conf(loaded, transport, jar=jar, style="submit")
         click.echo("spark-submit \\\n  " + " \\\n  ".join(flags) + " \\\n  your_job.py")
     return 0

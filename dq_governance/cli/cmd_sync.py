@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import click
 
@@ -24,18 +25,23 @@ from dq_governance.cli.app import cli
               "(instead of GET /api/v1/system/version).")
 @click.option("--create-tables", is_flag=True, help="OpenMetadata: create missing tables with PUT /api/v1/tables.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.argument("more", nargs=-1, type=click.Path(path_type=str))
 def sync_command(catalog: str, url: str | None, contracts: tuple[str, ...], results: str | None, dry_run: bool,
-                 out: str | None, server_version: str | None, create_tables: bool, as_json: bool) -> int:
-    """Sync contracts, owners, PII tags and quality results into a catalog."""
+                 out: str | None, server_version: str | None, create_tables: bool, as_json: bool,
+                 more: tuple[str, ...]) -> int:
+    """Sync contracts, owners, PII tags and quality results into a catalog.
+
+    Contract paths may follow --contracts or stand alone: `--contracts a.yaml b.yaml` works.
+    """
     from dq_governance.catalogs.sync import default_out, load_contracts, load_results, make_pusher, sync
 
-    loaded, notes = load_contracts(list(contracts) or ["contracts"])
+    loaded, notes = load_contracts(list(contracts) + list(more) or ["contracts"])
     latest = load_results(results) if results else None
     pusher = make_pusher(catalog, url=url, dry_run=dry_run or out is not None, out=out,
                          server_version=server_version, create_tables=create_tables)
     for note in notes:
         pusher.report.note(note)
-    with click.progressbar(length=len(loaded), label=f"sync {catalog}", file=click.get_text_stream("stderr"),
+    with click.progressbar(length=len(loaded), label=f"sync {catalog}", file=sys.stderr,
                            show_pos=True) as bar:
         report = sync(pusher, loaded, latest, progress=lambda _contract: bar.update(1))
     if as_json:

@@ -55,9 +55,9 @@ def _issue(doc: SourceDocument, err: Any, root: type[BaseModel]) -> tuple[LintIs
     ctx = err.get("ctx") or {}
     if kind == "contract_consistency":  # a cross-field check that names its own relative path
         loc = loc + tuple(ctx.get("path", ()))
-        path, _ = _follow(doc.data, loc)
+        path, _ = follow_loc(doc.data, loc)
         return doc.issue(path, ctx["message"], ctx.get("hint") or None), None
-    path, rest = _follow(doc.data, loc)
+    path, rest = follow_loc(doc.data, loc)
     if kind == "missing" and len(rest) == 1:
         missing = rest[0]
         return doc.issue(path, f"missing required key `{missing}`", at_key=True, field_path=(*path, missing)), None
@@ -82,7 +82,7 @@ def _issue(doc: SourceDocument, err: Any, root: type[BaseModel]) -> tuple[LintIs
     return doc.issue(path, message, hint), merge_key
 
 
-def _follow(data: Any, loc: tuple[Any, ...]) -> tuple[DocPath, tuple[Any, ...]]:
+def follow_loc(data: Any, loc: tuple[Any, ...]) -> tuple[DocPath, tuple[Any, ...]]:
     """The longest prefix of `loc` present in the document (union tags skipped) and the rest."""
     path: list[Any] = []
     node = data

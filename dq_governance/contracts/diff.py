@@ -421,6 +421,8 @@ def detect_identity(old: Contract, new: Contract) -> Iterator[Change]:
     ]
     for rule, subject, attr, a, b in pairs:
         if a != b:
+            if rule == "X3" and attr == "id" and (a is None or b is None):
+                rule = "D1"  # an id given (or dropped) where the other side has none names no other contract
             yield Change(rule, subject, _describe(attr, a, b))
     rule = _classification(old.dataset.classification, new.dataset.classification)
     if rule:

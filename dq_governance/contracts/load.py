@@ -7,6 +7,7 @@ them all, for lint); `load_contract` raises the first as a one-line ContractErro
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -16,8 +17,9 @@ from typing import Any, Callable, Literal
 from pydantic import ValidationError
 
 from dq_governance.contracts.consistency import duplicate_field_names, field_paths, unknown_rule_columns
-from dq_governance.contracts.diagnostics import did_you_mean, validation_issues
+from dq_governance.contracts.diagnostics import did_you_mean, follow_loc, validation_issues
 from dq_governance.contracts.model import Contract
+from dq_governance.contracts.spark_types import is_spark_type
 from dq_governance.contracts.source import LintIssue, SourceDocument, format_path, parse_text, read_source
 from dq_governance.errors import ContractError
 
@@ -150,10 +152,6 @@ _TYPE_WORDS = ("string", "boolean", "int", "integer", "bigint", "long", "smallin
 
 def _type_warnings(doc: SourceDocument, fields: Any, prefix: tuple[Any, ...]) -> list[LintIssue]:
     """A field `type` Spark cannot parse fails the check job later: warn now, with a hint."""
-    try:
-        from dq_governance.contracts.spark_types import is_spark_type
-    except ImportError:
-        return []
     out: list[LintIssue] = []
     for index, spec in enumerate(fields if isinstance(fields, list) else []):
         if not isinstance(spec, dict):
@@ -166,18 +164,36 @@ def _type_warnings(doc: SourceDocument, fields: Any, prefix: tuple[Any, ...]) ->
     return out
 
 
-def _converted_issues(doc: SourceDocument, exc: Exception, what: str) -> list[LintIssue]:
-    """Errors raised while converting another format: placed at the file's start."""
+def _converted_issues(doc: SourceDocument, exc: Exception, what: str,
+                      rename: dict[str, str] | None = None) -> list[LintIssue]:
+    """Errors raised while converting another format: on the node they name, else at the file's start.
+
+    `rename` maps a first path step of the converted contract to the document's (seed: quality -> validations).
+    """
     line, column = doc.position(())
     if isinstance(exc, ValidationError):
         return [LintIssue(doc.file, line, column, format_path(tuple(e["loc"])),
                           f"{e['msg']} (in the contract converted from {what})") for e in exc.errors()]
     if isinstance(exc, ContractError):
         loc = exc.location
+        path = _doc_path(exc.field)
+        if path and rename and path[0] in rename:
+            path = (rename[path[0]], *path[1:])
+        found, rest = follow_loc(doc.data, path)
+        shown = exc.field or ""
         if loc is not None and loc.line is not None:
             line, column = loc.line, loc.column
-        return [LintIssue(doc.file, line, column, exc.field or "", exc.message)]
+        elif path and not rest:  # the converter named a place in the document itself
+            (line, column), shown = doc.position(found), format_path(found)
+        return [LintIssue(doc.file, line, column, shown, exc.message.removeprefix("Value error, "))]
     return [LintIssue(doc.file, line, column, "", f"cannot convert {what}: {exc}")]
+
+
+def _doc_path(dotted: str | None) -> tuple[Any, ...]:
+    """`3.check.function` as the path (3, 'check', 'function')."""
+    if not dotted:
+        return ()
+    return tuple(int(part) if part.isdigit() else part for part in dotted.split("."))
 
 
 def _build_odcs(doc: SourceDocument) -> tuple[Contract | None, list[LintIssue]]:
@@ -193,14 +209,42 @@ def _build_odcs(doc: SourceDocument) -> tuple[Contract | None, list[LintIssue]]:
 
 
 _UNEXPECTED = re.compile(r"\('([^']+)' was unexpected\)")
+_REQUIRED = re.compile(r"^'([^']+)' is a required property$")
 
 
 def _schema_issue(doc: SourceDocument, path: tuple[Any, ...], message: str) -> LintIssue:
     """A JSON-Schema problem: an unexpected key points at that key, a missing one at its parent's key."""
     unexpected = _UNEXPECTED.search(message)
     if unexpected and (*path, unexpected.group(1)) in doc.keys:
-        return doc.issue((*path, unexpected.group(1)), f"unknown key `{unexpected.group(1)}`", at_key=True)
-    return doc.issue(path, message, at_key="is a required property" in message)
+        key = unexpected.group(1)
+        hint = did_you_mean(key, _odcs_key_names(str(doc.data.get("apiVersion"))))
+        return doc.issue((*path, key), f"unknown key `{key}`", hint, at_key=True)
+    required = _REQUIRED.search(message)
+    if required:
+        return doc.issue(path, message, at_key=True, field_path=(*path, required.group(1)))
+    return doc.issue(path, message)
+
+
+@functools.lru_cache(maxsize=4)
+def _odcs_key_names(api_version: str) -> frozenset[str]:
+    """Every property name the ODCS JSON Schema defines, anywhere: spelling-hint candidates."""
+    from dq_governance.contracts.odcs import schema_for
+
+    names: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            props = node.get("properties")
+            if isinstance(props, dict):
+                names.update(props)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schema_for(api_version))
+    return frozenset(names)
 
 
 def _build_dqx(doc: SourceDocument) -> tuple[Contract | None, list[LintIssue]]:
@@ -210,20 +254,17 @@ def _build_dqx(doc: SourceDocument) -> tuple[Contract | None, list[LintIssue]]:
         contract, unmapped = dqx_to_contract(doc.data, _contract_name(doc))
     except (ContractError, ValidationError, ValueError, KeyError, TypeError) as exc:
         return None, _converted_issues(doc, exc, "DQX checks")
-    warnings = []
-    for function in unmapped:
-        path = _dqx_function_path(doc.data, function)
-        warnings.append(doc.issue(path, f"DQX function `{function}` has no equivalent rule; not imported",
-                                  severity="warning"))
+    # The converter keeps each check it could not map (a copy of the item): find each one's place.
+    kept = (contract.extensions.get("dqx") or {}).get("unmapped") or []
+    items = doc.data if isinstance(doc.data, list) else []
+    indexes = [i for i, item in enumerate(items) if item in kept]
+    warnings = [doc.issue((i, "check", "function"), f"DQX function `{items[i]['check']['function']}` has no "
+                          "equivalent rule; not imported", severity="warning")
+                for i in indexes]
+    placed = {str(items[i]["check"]["function"]) for i in indexes}
+    warnings += [doc.issue((), f"DQX function `{function}` has no equivalent rule; not imported", severity="warning")
+                 for function in unmapped if function not in placed]
     return contract, warnings
-
-
-def _dqx_function_path(data: Any, function: str) -> tuple[Any, ...]:
-    for index, item in enumerate(data if isinstance(data, list) else []):
-        check = item.get("check") if isinstance(item, dict) else None
-        if isinstance(check, dict) and check.get("function") == function:
-            return (index, "check", "function")
-    return ()
 
 
 def _build_seed(doc: SourceDocument) -> tuple[Contract | None, list[LintIssue]]:
@@ -232,7 +273,7 @@ def _build_seed(doc: SourceDocument) -> tuple[Contract | None, list[LintIssue]]:
     try:
         return seed_to_contract(doc.data, _contract_name(doc)), []
     except (ContractError, ValidationError, ValueError, KeyError, TypeError) as exc:
-        return None, _converted_issues(doc, exc, "the validations block")
+        return None, _converted_issues(doc, exc, "the validations block", {"quality": "validations"})
 
 
 _BUILDERS: dict[str, Callable[[SourceDocument], tuple[Contract | None, list[LintIssue]]]] = {
@@ -290,7 +331,7 @@ def load_contract_with_source(source: str | Path | Mapping[str, Any] | list[Any]
 
 
 def load_contract(source: str | Path | Mapping[str, Any] | list[Any]) -> Contract:
-    """Load a contract from a path, YAML/JSON text or a parsed document, in any supported format."""
+    """Load a contract (any format) from a path, YAML/JSON text (a str with a newline or leading `{`) or a document."""
     return load_contract_with_source(source)[0]
 
 

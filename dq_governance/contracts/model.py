@@ -445,6 +445,16 @@ class VolumeRule(_ThresholdMixin, _RuleBase):
     history_runs: int = Field(default=20, ge=1)
     min_history: int = Field(default=5, ge=1)
     sensitivity: Number = 3.5
+    #: explicit expected range; when unset, taken from `service_level.volume` by `Contract.rules()`
+    min_rows: int | None = Field(default=None, ge=0)
+    max_rows: int | None = Field(default=None, ge=0)
+
+
+class SchemaDriftRule(_ThresholdMixin, _RuleBase):
+    """Columns added, removed or retyped since the pipeline's last run; the metric is the change count."""
+
+    type: Literal["schema_drift"]
+    ignore_added: bool = False  # additive changes are compatible for most readers
 
 
 Rule = Annotated[
@@ -469,6 +479,7 @@ Rule = Annotated[
         SqlRule,
         ReconcileRule,
         VolumeRule,
+        SchemaDriftRule,
     ],
     Field(discriminator="type"),
 ]
@@ -477,7 +488,7 @@ RULE_TYPES: tuple[str, ...] = (
     "not_null", "unique", "range", "regex", "allowed_values", "format", "length", "type", "expression",
     "foreign_key", "row_count", "missing_count", "missing_percent", "invalid_count", "invalid_percent",
     "duplicate_count", "duplicate_percent", "avg", "sum", "min", "max", "stddev", "freshness", "schema",
-    "sql", "reconcile", "volume",
+    "sql", "reconcile", "volume", "schema_drift",
 )  # fmt: skip
 
 
@@ -610,7 +621,7 @@ class Contract(_Strict):
         for spec in self.schema_.fields:
             derived.extend(_field_rules(spec.name, spec))
         derived.extend(_service_level_rules(self.service_level))
-        explicit = list(self.quality.rules)
+        explicit = [_with_expected_volume(rule, self.service_level) for rule in self.quality.rules]
         named: list[Any] = []
         seen: dict[str, int] = {}
         for rule in derived + explicit:
@@ -661,6 +672,15 @@ def _service_level_rules(level: ServiceLevel | None) -> list[Any]:
         out.append(RowCountRule(type="row_count", min=level.volume.min_rows, max=level.volume.max_rows,
                                 dimension="completeness", name="volume_sla"))
     return out
+
+
+def _with_expected_volume(rule: Any, level: ServiceLevel | None) -> Any:
+    """A volume rule without its own range takes `service_level.volume`'s min / max rows."""
+    if rule.type != "volume" or rule.min_rows is not None or rule.max_rows is not None:
+        return rule
+    if not (level and level.volume):
+        return rule
+    return rule.model_copy(update={"min_rows": level.volume.min_rows, "max_rows": level.volume.max_rows})
 
 
 def _compile_regex(pattern: str) -> None:

@@ -99,16 +99,19 @@ def odcs_issues(doc: Any) -> list[tuple[tuple, str]]:
     validator = _validator(api)
     if validator is None:
         return [(("apiVersion",), f"unsupported ODCS apiVersion {api!r}; expected v3.1.0 or v3.0.0 to v3.0.2")]
-    issues: list[tuple[tuple, str]] = []
-    seen: set[tuple[tuple, str]] = set()
+    found: list[tuple[tuple, str, bool]] = []
     for error in validator.iter_errors(plain):
         specific = best_match(error.context) if error.context else error
         if specific is None:
             specific = error
-        item = (tuple(specific.absolute_path), _short_message(specific))
-        if item not in seen:
-            seen.add(item)
-            issues.append(item)
+        found.append((tuple(specific.absolute_path), _short_message(specific),
+                      specific.validator == "unevaluatedProperties"))
+    # a subschema that fails leaves its keys "unevaluated": report the failure, not that echo of it
+    failed_at = {path for path, _, echo in found if not echo}
+    issues: list[tuple[tuple, str]] = []
+    for path, message, echo in found:
+        if (path, message) not in issues and not (echo and path in failed_at):
+            issues.append((path, message))
     return sorted(issues, key=lambda item: [str(part) for part in item[0]])
 
 
@@ -137,6 +140,11 @@ def _validator(api: Any) -> Any:
 
 
 def _short_message(error: Any) -> str:
+    if error.validator == "oneOf" and isinstance(error.instance, dict) and "valid under each of" in error.message:
+        operators = [k for k in error.instance if k in _OPERATOR_TEXT]
+        if len(operators) > 1:
+            return f"a quality check takes exactly one operator, found {', '.join(operators)}"
+        return "matches more than one of the allowed forms; it must match exactly one"
     message = str(error.message)
     text = repr(error.instance)
     if len(text) > 60 and message.startswith(text):
@@ -447,6 +455,8 @@ class _Exporter:
     def _rule_check(self, rule: Any) -> tuple[str | None, dict[str, Any]]:
         exporter = _CANONICAL.get(rule.type)
         result = exporter(rule) if exporter else None
+        if result is not None and result[0] is not None and result[0] not in self.fields_by_path:
+            result = None  # a column check needs its property; without one it travels as a custom check
         if result is None:
             return None, self._decorate(rule, _custom_check(rule), canonical=False)
         column, check = result
@@ -463,14 +473,17 @@ class _Exporter:
                 check["dimension"] = _DIM_TO_ODCS[rule.dimension]
             else:
                 cps.append(_cp("dimension", rule.dimension))
-        if rule.severity == "warn":
+        extra = copy.deepcopy(self.quality_extra.get(name) or {})
+        written = extra.pop("severity", None)
+        if written is not None and _severity_of(written) == rule.severity:
+            check["severity"] = written  # the source's own word (info, error, ...) while it still means the same
+        elif rule.severity == "warn":
             check["severity"] = "warning"
         check.update(body)
         if canonical:
             for key in ("action", "filter"):
                 if getattr(rule, key) is not None:
                     cps.append(_cp(key, getattr(rule, key)))
-        extra = copy.deepcopy(self.quality_extra.get(name) or {})
         cps.extend(_cp_list(extra.pop("customProperties", None)))
         if cps:
             check["customProperties"] = cps
@@ -569,6 +582,11 @@ class _Exporter:
             add("retention", gov.retention)
         out.extend(copy.deepcopy(self.ext.get("otherSla") or []))
         return out
+
+
+def _severity_of(word: Any) -> str:
+    """An ODCS severity word as the model's severity: info / warning / minor / ... warn, anything else errors."""
+    return "warn" if str(word).lower() in _WARN_SEVERITIES else "error"
 
 
 def _ordered(mapping: Mapping[str, Any], order: tuple[str, ...]) -> list[str]:
@@ -872,7 +890,7 @@ class _Importer:
                 ds[key] = value
         if cps:
             extra["customProperties"] = cps
-        fields = [self._field(prop, prop.get("name"), []) for prop in obj.pop("properties", None) or []]
+        fields = [self._field(prop, prop.get("name")) for prop in obj.pop("properties", None) or []]
         for check in obj.pop("quality", None) or []:
             self._check(check, "")
         if "id" in obj:
@@ -882,7 +900,7 @@ class _Importer:
             self.ext["schema"] = extra
         return ds, fields
 
-    def _field(self, prop: dict[str, Any], path: str, _parents: list[str]) -> dict[str, Any]:
+    def _field(self, prop: dict[str, Any], path: str) -> dict[str, Any]:
         prop = dict(prop)
         extra: dict[str, Any] = {}
         spec: dict[str, Any] = {"name": prop.pop("name")}
@@ -901,7 +919,7 @@ class _Importer:
                 continue
             self._check(check, path)
         children = prop.pop("properties", None) or []
-        child_specs = [self._field(child, f"{path}.{child.get('name')}", []) for child in children]
+        child_specs = [self._field(child, f"{path}.{child.get('name')}") for child in children]
         spark_type = spark_type_for(physical, logical)
         if physical is None and logical == "object" and child_specs:
             spark_type = "struct<" + ",".join(f"{c['name']}:{c.get('type', 'string')}" for c in child_specs) + ">"
@@ -1014,9 +1032,9 @@ class _Importer:
         rule, leftover = result
         if rule is None:  # consumed by the service level (volume_sla)
             return
-        self._add_rule(rule, check, leftover)
+        self._add_rule(rule, leftover)
 
-    def _add_rule(self, rule: dict[str, Any], check: dict[str, Any], leftover: dict[str, Any]) -> None:
+    def _add_rule(self, rule: dict[str, Any], leftover: dict[str, Any]) -> None:
         """Apply the common check fields (name, severity, dimension, ...) and record what is left over."""
         leftover = dict(leftover)
         cps = _cp_list(leftover.pop("customProperties", None))
@@ -1025,7 +1043,7 @@ class _Importer:
                 rule[key] = leftover.pop(key)
         severity = leftover.pop("severity", None)
         if severity is not None:
-            rule["severity"] = "warn" if str(severity).lower() in _WARN_SEVERITIES else "error"
+            rule["severity"] = _severity_of(severity)
             if severity != "warning":
                 leftover["severity"] = severity  # the exporter writes only `warning`; keep e.g. `info`, `error`
         dimension = leftover.pop("dimension", None)
@@ -1104,8 +1122,9 @@ class _Importer:
                 fresh: dict[str, Any] = {"max_age": text}
                 element = extra.pop("element", None)
                 if element:
-                    column = element[len(prefix):] if prefix and element.startswith(prefix) else element.split(".", 1)[-1]
-                    fresh["column"] = column
+                    # `table.column`: the schema object's name, or any first segment, is the table
+                    fresh["column"] = (element[len(prefix):] if prefix and element.startswith(prefix)
+                                       else element.split(".", 1)[-1])
                 found, when = _cp_get(cps, "freshnessTime")
                 if found:
                     fresh["time"] = when

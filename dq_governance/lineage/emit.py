@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
@@ -33,6 +34,7 @@ PARENT_ENV = "OPENLINEAGE_PARENT_ID"  # namespace/job/runId, as Airflow and dbt 
 ROOT_PARENT_ENV = "OPENLINEAGE_ROOT_PARENT_ID"
 
 Ref = tuple[str, str, str]  # (namespace, job name, run id)
+OBJECT_STORES = ("s3://", "gs://", "abfss://", "wasbs://")
 
 
 # --------------------------------------------------------------------------- transport specs
@@ -85,12 +87,30 @@ def transport_config(spec: str | None) -> dict[str, Any] | None:
     )
 
 
+_USERINFO = re.compile(r"(\b[a-z][a-z0-9+.-]*://)[^/\s@]+@", re.IGNORECASE)
+_QUERY = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^\s?'\"]*)\?[^\s'\"]*", re.IGNORECASE)
+_QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
+
+
 def redact(text: str) -> str:
-    """A URL or message with userinfo and query strings removed (where tokens hide)."""
-    if "://" not in text:
-        return text
-    parts = urlsplit(text)
-    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
+    """Text with URL userinfo and query strings removed, wherever they occur (that is where tokens hide)."""
+    return _QUERY.sub(r"\1", _USERINFO.sub(r"\1", text))
+
+
+def scrub_message(message: str, identifiers: Iterable[str]) -> str:
+    """An error message safe for an event: first line, quoted literals other than known identifiers hidden.
+
+    Spark and our own errors quote offending values ('ana@example.com' cannot be cast ...); a value of a
+    PII column must not leave in an errorMessage facet, while column and rule names stay readable.
+    """
+    known = set(identifiers)
+    first = redact((message or "").strip().splitlines()[0] if (message or "").strip() else "")
+
+    def keep(match: re.Match[str]) -> str:
+        inner = match.group(1) if match.group(1) is not None else match.group(2)
+        return match.group(0) if inner in known else "'<redacted>'"
+
+    return _QUOTED.sub(keep, first)[:1000]
 
 
 def make_client(spec: str | None) -> OpenLineageClient:
@@ -195,17 +215,30 @@ class LineageEmitter:
     def start(self, input_namespace: str | None = None, input_name: str | None = None) -> None:
         """START: the job with its facets and the input with its contract facets."""
         self.input = self._input_identity(input_namespace, input_name)
-        inputs = [InputDataset(namespace=self.input[0], name=self.input[1], facets=self._dataset_facets(None))]
-        self._emit(RunState.START, self._run_facets(), inputs, [])
+        self._guarded("START", lambda: self._emit(RunState.START, self._run_facets(), [InputDataset(
+            namespace=self.input[0], name=self.input[1], facets=self._dataset_facets(None))], []))
 
     def complete(self, result: Any, outputs: Iterable[Mapping[str, Any]] = ()) -> None:
         """COMPLETE: quality metrics and assertions on the input, the test facet, and the written outputs."""
-        self._finish(RunState.COMPLETE, result, outputs, None)
+        self._guarded("COMPLETE", lambda: self._finish(RunState.COMPLETE, result, outputs, None))
 
     def fail(self, result: Any, message: str, outputs: Iterable[Mapping[str, Any]] = (),
              stack_trace: str | None = None) -> None:
-        """FAIL with an errorMessage facet (the gate blocked, or the run errored; `result` may be None)."""
-        self._finish(RunState.FAIL, result, outputs, F.error_facet(message, stack_trace))
+        """FAIL with an errorMessage facet (the gate blocked, or the run errored; `result` may be None).
+
+        The message is scrubbed (first line, quoted values hidden); a stack trace is sent only when given.
+        """
+        self._guarded("FAIL", lambda: self._finish(
+            RunState.FAIL, result, outputs, F.error_facet(scrub_message(message, self._identifiers()), stack_trace)))
+
+    def _identifiers(self) -> set[str]:
+        contract = self.contract
+        names = {contract.name, contract.dataset.name, *contract.column_names(nested=True)}
+        try:
+            names.update(rule.name for rule in contract.rules())
+        except Exception:  # rule expansion problems are the checker's to report, not ours
+            pass
+        return names
 
     def close(self) -> None:
         """Flush and close the transport (async transports); never raises unless strict."""
@@ -214,16 +247,28 @@ class LineageEmitter:
         except Exception as exc:  # closing is best effort, like emitting
             self._failed("close", exc)
 
+    def _guarded(self, what: str, build_and_emit: Any) -> None:
+        """Run one event's build + emit; a bug while building is logged like a transport error."""
+        try:
+            build_and_emit()
+        except LineageError:
+            raise
+        except Exception as exc:  # lineage must never fail the data pipeline unless strict
+            self._failed(what, exc)
+
     # -- building ----------------------------------------------------------
     def _input_identity(self, namespace: str | None, name: str | None) -> tuple[str, str]:
         if namespace and name:
+            if namespace.startswith(OBJECT_STORES):
+                name = name.lstrip("/")  # OpenLineage names objects without a leading slash, as the listener does
             return namespace, name
         dataset = self.contract.dataset
         location = dataset.path or dataset.table or dataset.name
         return F.dataset_identity(location)
 
-    def _dataset_facets(self, result: Any, spark_schema: Any = None) -> dict[str, Any]:
-        return F.dataset_facets(self.contract, result, spark_schema=spark_schema, location=self.contract_location)
+    def _dataset_facets(self, result: Any, spark_schema: Any = None, masked: bool = True) -> dict[str, Any]:
+        return F.dataset_facets(self.contract, result, spark_schema=spark_schema, location=self.contract_location,
+                                masked=masked)
 
     def _run_facets(self, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
         facets: dict[str, Any] = {"processing_engine": F.processing_engine_facet(self.spark)}
@@ -258,14 +303,16 @@ class LineageEmitter:
         kind = spec.get("kind", "target")
         df = getattr(result, "quarantine_df" if kind == "quarantine" else "valid_df", None)
         spark_schema = spec.get("schema") or _schema_of(df, drop_dq=False)
-        facets = self._dataset_facets(result, spark_schema)
+        # Masking tags / flags on outputs only when masks were applied (`--no-mask` publishes raw values).
+        masked = getattr(result, "masking", None) != "disabled"
+        facets = self._dataset_facets(result, spark_schema, masked=masked)
         if kind == "quarantine":
             facets.pop(F.CONTRACT_FACET_KEY, None)  # the quarantine is not the contracted dataset
         columns = [f.name for f in facets["schema"].fields if not f.name.startswith("_dq")] if facets.get("schema") else []
         if self.input is not None and columns:
             known = set(self.contract.column_names())
             facets["columnLineage"] = F.column_lineage_facet(
-                self.contract, self.input[0], self.input[1], [c for c in columns if c in known])
+                self.contract, self.input[0], self.input[1], [c for c in columns if c in known], masked=masked)
         return OutputDataset(
             namespace=spec["namespace"], name=spec["name"], facets=facets,
             outputFacets={"outputStatistics": F.output_statistics_facet(spec.get("rows"))},

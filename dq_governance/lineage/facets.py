@@ -188,11 +188,17 @@ def _spark_fields(struct: Any) -> list[schema_dataset.SchemaDatasetFacetFields]:
         nested = _spark_fields(inner) if hasattr(inner, "fields") else []
         out.append(
             schema_dataset.SchemaDatasetFacetFields(
-                name=field.name, type=dtype.simpleString(), ordinal_position=position, fields=nested,
+                name=field.name, type=spark_type_name(dtype), ordinal_position=position, fields=nested,
                 description=(field.metadata or {}).get("comment"),
             )
         )
     return out
+
+
+def spark_type_name(dtype: Any) -> str:
+    """A Spark type named as the OpenLineage Spark listener names it (`long`, `decimal(12,2)`, `array`, `struct`)."""
+    name = dtype.typeName()
+    return dtype.simpleString() if name == "decimal" else name
 
 
 def schema_facet(contract: Any, spark_schema: Any = None) -> schema_dataset.SchemaDatasetFacet:
@@ -244,8 +250,11 @@ def _label(text: str, field: str | None = None) -> tags_dataset.TagsDatasetFacet
     return tags_dataset.TagsDatasetFacetFields(key=key, value=value or "true", source=TAG_SOURCE, field=field)
 
 
-def tags_facet(contract: Any) -> tags_dataset.TagsDatasetFacet:
-    """Dataset classification and tags, and one tag per PII / classified / masked / tagged column (`field`)."""
+def tags_facet(contract: Any, *, masked: bool = True) -> tags_dataset.TagsDatasetFacet:
+    """Dataset classification and tags, and one tag per PII / classified / masked / tagged column (`field`).
+
+    `masked=False` (data published with masking off) leaves out the `masking` tags, which would be untrue.
+    """
     tags = []
     dataset = contract.dataset
     if dataset.classification:
@@ -255,15 +264,15 @@ def tags_facet(contract: Any) -> tags_dataset.TagsDatasetFacet:
         tags.append(tags_dataset.TagsDatasetFacetFields(key="domain", value=contract.contract.domain,
                                                         source=TAG_SOURCE))
     tags.extend(_label(text) for text in dataset.tags)
-    masked = masked_methods(contract)
+    methods = masked_methods(contract) if masked else {}
     for path, spec in contract.iter_fields():
         if spec.pii:
             tags.append(tags_dataset.TagsDatasetFacetFields(key="pii", value="true", source=TAG_SOURCE, field=path))
         if spec.classification:
             tags.append(tags_dataset.TagsDatasetFacetFields(key="classification", value=spec.classification,
                                                             source=TAG_SOURCE, field=path))
-        if path in masked:
-            tags.append(tags_dataset.TagsDatasetFacetFields(key="masking", value=masked[path], source=TAG_SOURCE,
+        if path in methods:
+            tags.append(tags_dataset.TagsDatasetFacetFields(key="masking", value=methods[path], source=TAG_SOURCE,
                                                             field=path))
         tags.extend(_label(text, path) for text in spec.tags)
     return tags_dataset.TagsDatasetFacet(tags=tags)
@@ -303,12 +312,12 @@ def contract_facet(
 
 
 def dataset_facets(
-    contract: Any, result: Any = None, *, spark_schema: Any = None, location: str | None = None
+    contract: Any, result: Any = None, *, spark_schema: Any = None, location: str | None = None, masked: bool = True
 ) -> dict[str, Any]:
     """The facets every dataset governed by the contract carries: schema, ownership, tags, docs, contract."""
     facets: dict[str, Any] = {
         "schema": schema_facet(contract, spark_schema),
-        "tags": tags_facet(contract),
+        "tags": tags_facet(contract, masked=masked),
         CONTRACT_FACET_KEY: contract_facet(contract, result, location=location),
     }
     for key, facet in (("ownership", ownership_facet(contract)), ("documentation", documentation_facet(contract))):
@@ -464,10 +473,10 @@ def output_statistics_facet(rows: int | None) -> output_statistics_output_datase
 
 
 def column_lineage_facet(
-    contract: Any, input_namespace: str, input_name: str, columns: Iterable[str]
+    contract: Any, input_namespace: str, input_name: str, columns: Iterable[str], *, masked: bool = True
 ) -> column_lineage_dataset.ColumnLineageDatasetFacet:
     """Each output column from the same input column (identity), flagged `masking` when masked."""
-    masked = masked_methods(contract)
+    masked = masked_methods(contract) if masked else {}
     fields = {}
     for column in columns:
         transformation = column_lineage_dataset.Transformation(

@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_DB = Path(".dqgov") / "lineage.db"
 CONTRACT_FACET = "dqgov_dataContract"
+QUALITY_STATUSES = ("passed", "warned", "failed")
 EVENT_TYPES = ("START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER")
 # A terminal state outranks START/RUNNING whatever the arrival order; OTHER never changes the state.
 _STATE_RANK = {"OTHER": 0, "START": 1, "RUNNING": 1, "COMPLETE": 2, "ABORT": 2, "FAIL": 2}
@@ -55,6 +56,7 @@ CREATE TABLE IF NOT EXISTS jobs (
 CREATE TABLE IF NOT EXISTS runs (
   run_id TEXT PRIMARY KEY, job_id INTEGER, state TEXT, state_time REAL, start_time REAL, end_time REAL,
   parent_run_id TEXT) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS runs_job ON runs (job_id, state_time);
 CREATE TABLE IF NOT EXISTS io (
   job_id INTEGER NOT NULL, dataset_id INTEGER NOT NULL, direction TEXT NOT NULL,
   PRIMARY KEY (job_id, direction, dataset_id)) WITHOUT ROWID;
@@ -71,6 +73,15 @@ CREATE TABLE IF NOT EXISTS column_lineage (
   job_id INTEGER NOT NULL, dataset_id INTEGER NOT NULL, PRIMARY KEY (job_id, dataset_id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS events (digest BLOB PRIMARY KEY) WITHOUT ROWID;
 """
+
+
+#: rows gathered per transaction and written with one executemany each
+_BATCHED = {
+    "io": "INSERT OR IGNORE INTO io (job_id, dataset_id, direction) VALUES (?, ?, ?)",
+    "column_lineage": "INSERT OR IGNORE INTO column_lineage (job_id, dataset_id) VALUES (?, ?)",
+    "field_edges": "INSERT OR IGNORE INTO field_edges (src, dst, job_id, type, subtype) VALUES (?, ?, ?, ?, ?)",
+    "dataset_deps": "INSERT OR IGNORE INTO dataset_deps (src, dst_dataset, job_id, type, subtype) VALUES (?, ?, ?, ?, ?)",
+}
 
 
 @dataclass
@@ -148,17 +159,22 @@ def _need_dict(value: Any, where: str) -> dict:
     return value
 
 
-def validate_event(event: Any) -> None:
-    """Raise MalformedEvent naming the first field that breaks the OpenLineage shape we read."""
+def _is_name(value: Any) -> bool:
+    return type(value) is str and value != ""
+
+
+def validate_event(event: Any) -> float:
+    """Raise MalformedEvent naming the first field that breaks the OpenLineage shape we read; return eventTime."""
+    # Locations are formatted only on failure: this runs for every event of a bulk ingest.
     if not isinstance(event, dict):
         raise MalformedEvent("event: not a JSON object")
-    parse_time(event.get("eventTime"))
+    when = parse_time(event.get("eventTime"))
     event_type = event.get("eventType")
     if event_type is not None and event_type not in EVENT_TYPES:
         raise MalformedEvent(f"eventType: {event_type!r} is not one of {', '.join(EVENT_TYPES)}")
     if "dataset" in event and "job" not in event:  # a DatasetEvent
-        _validate_dataset(event["dataset"], "dataset")
-        return
+        _validate_dataset(event["dataset"], "dataset", None)
+        return when
     job = event.get("job")
     if not isinstance(job, dict):
         raise MalformedEvent("job: missing or not an object")
@@ -178,32 +194,65 @@ def validate_event(event: Any) -> None:
         if not isinstance(items, list):
             raise MalformedEvent(f"{side}: not a list")
         for index, dataset in enumerate(items):
-            _validate_dataset(dataset, f"{side}[{index}]")
+            _validate_dataset(dataset, side, index)
+    return when
 
 
-def _validate_dataset(dataset: Any, where: str) -> None:
+def _validate_dataset(dataset: Any, side: str, index: int | None) -> None:
+    if type(dataset) is dict and _is_name(dataset.get("namespace")) and _is_name(dataset.get("name")):
+        facets = dataset.get("facets")
+        if (facets is None or type(facets) is dict) and all(
+                type(dataset.get(k)) is dict for k in ("inputFacets", "outputFacets") if dataset.get(k) is not None):
+            lineage = facets.get("columnLineage") if facets else None
+            if lineage is not None:
+                _validate_lineage(lineage, side, index)
+            return
+    where = side if index is None else f"{side}[{index}]"
     if not isinstance(dataset, dict):
         raise MalformedEvent(f"{where}: not an object")
     _need_str(dataset, "namespace", where)
     _need_str(dataset, "name", where)
-    facets = _need_dict(dataset.get("facets"), f"{where}.facets")
-    for key in ("inputFacets", "outputFacets"):
+    for key in ("facets", "inputFacets", "outputFacets"):
         _need_dict(dataset.get(key), f"{where}.{key}")
-    lineage = facets.get("columnLineage")
-    if lineage is None:
-        return
-    here = f"{where}.facets.columnLineage"
+    lineage = (dataset.get("facets") or {}).get("columnLineage")  # a dict subclass lands here
+    if lineage is not None:
+        _validate_lineage(lineage, side, index)
+
+
+def _validate_lineage(lineage: Any, side: str, index: int | None) -> None:
+    here = f"{side}[{index}].facets.columnLineage" if index is not None else f"{side}.facets.columnLineage"
     lineage = _need_dict(lineage, here)
     fields_ = _need_dict(lineage.get("fields"), f"{here}.fields")
     for out_name, spec in fields_.items():
-        spec = _need_dict(spec, f"{here}.fields.{out_name}")
-        _validate_input_fields(spec.get("inputFields"), f"{here}.fields.{out_name}.inputFields")
-    _validate_input_fields(lineage.get("dataset"), f"{here}.dataset")
+        if type(spec) is not dict:
+            raise MalformedEvent(f"{here}.fields.{out_name}: not an object")
+        items = spec.get("inputFields")
+        if items is not None and not _input_fields_ok(items):
+            _validate_input_fields(items, f"{here}.fields.{out_name}.inputFields")
+    items = lineage.get("dataset")
+    if items is not None and not _input_fields_ok(items):
+        _validate_input_fields(items, f"{here}.dataset")
+
+
+def _input_fields_ok(items: Any) -> bool:
+    """The fast check; on False the slow one finds and names the culprit."""
+    if type(items) is not list:
+        return False
+    for item in items:
+        if type(item) is not dict:
+            return False
+        namespace, name, field_ = item.get("namespace"), item.get("name"), item.get("field")
+        if not (namespace and name and field_ and type(namespace) is str and type(name) is str
+                and type(field_) is str):
+            return False
+        transformations = item.get("transformations")
+        if transformations is not None and not (
+                type(transformations) is list and all(type(t) is dict for t in transformations)):
+            return False
+    return True
 
 
 def _validate_input_fields(items: Any, where: str) -> None:
-    if items is None:
-        return
     if not isinstance(items, list):
         raise MalformedEvent(f"{where}: not a list")
     for index, item in enumerate(items):
@@ -225,8 +274,8 @@ def quality_status(dataset: dict) -> str | None:
     """passed / warned / failed from our contract facet, else from dataQualityAssertions; None if neither."""
     facets = dataset.get("facets") or {}
     contract = facets.get(CONTRACT_FACET)
-    if isinstance(contract, dict) and isinstance(contract.get("status"), str):
-        return contract["status"].lower()
+    if isinstance(contract, dict) and str(contract.get("status", "")).lower() in QUALITY_STATUSES:
+        return str(contract["status"]).lower()
     for container in (dataset.get("inputFacets") or {}, facets):
         assertions = (container.get("dataQualityAssertions") or {}).get("assertions")
         if isinstance(assertions, list) and assertions:
@@ -241,21 +290,29 @@ def _strip_meta(facet: dict) -> dict:
     return {k: v for k, v in facet.items() if not k.startswith("_")}
 
 
-def _flatten_schema(fields_: Any, prefix: str = "") -> Iterator[tuple[str, str | None]]:
+def _flatten_schema(fields_: Any, prefix: str = "") -> list[tuple[str, str | None]]:
+    """(dotted path, type) of every schema field, nested struct fields included."""
+    out: list[tuple[str, str | None]] = []
     if not isinstance(fields_, list):
-        return
+        return out
     for item in fields_:
-        if isinstance(item, dict) and isinstance(item.get("name"), str):
-            path = f"{prefix}{item['name']}"
-            yield path, item.get("type") if isinstance(item.get("type"), str) else None
-            yield from _flatten_schema(item.get("fields"), f"{path}.")
+        if isinstance(item, dict):
+            name = item.get("name")
+            if isinstance(name, str):
+                path = prefix + name if prefix else name
+                type_ = item.get("type")
+                out.append((path, type_ if isinstance(type_, str) else None))
+                if item.get("fields"):
+                    out.extend(_flatten_schema(item["fields"], path + "."))
+    return out
 
 
 def _edge_kinds(item: dict) -> list[tuple[str, str]]:
     """(type, subtype) pairs of an input field; '' where the producer gave none."""
-    transformations = item.get("transformations") or []
-    kinds = [(str(t.get("type") or "").upper(), str(t.get("subtype") or "").upper()) for t in transformations]
-    return kinds or [("", "")]
+    transformations = item.get("transformations")
+    if not transformations:
+        return [("", "")]
+    return [(str(t.get("type") or "").upper(), str(t.get("subtype") or "").upper()) for t in transformations]
 
 
 # --------------------------------------------------------------------------- the store
@@ -282,6 +339,8 @@ class LineageGraph:
         self._dataset_ids: dict[tuple[str, str], int] = {}
         self._field_ids: dict[tuple[int, str], int] = {}
         self._job_ids: dict[tuple[str, str], int] = {}
+        self._field_types: dict[int, str] = {}  # last type written per field, to skip unchanged updates
+        self._rows: dict[str, list[tuple]] = {table: [] for table in _BATCHED}
 
     def close(self) -> None:
         """Close the connection."""
@@ -295,7 +354,7 @@ class LineageGraph:
 
     # -- ids ---------------------------------------------------------------
     def _bounded(self) -> None:
-        for cache in (self._dataset_ids, self._field_ids, self._job_ids):
+        for cache in (self._dataset_ids, self._field_ids, self._job_ids, self._field_types):
             if len(cache) > _CACHE_LIMIT:
                 cache.clear()
 
@@ -321,6 +380,30 @@ class LineageGraph:
             self._field_ids[key] = found
         return found
 
+    def _schema_fields(self, dataset_id: int, fields_: list[tuple[str, str | None]]) -> None:
+        """Create or retype the fields of a schema facet; a dataset's unseen fields go in one statement."""
+        ids, types = self._field_ids, self._field_types
+        new = []
+        for path, type_ in fields_:
+            field_id = ids.get((dataset_id, path))
+            if field_id is None:
+                new.append((dataset_id, path, type_))
+            elif type_ and types.get(field_id) != type_:
+                self.db.execute("UPDATE fields SET type = ? WHERE id = ?", (type_, field_id))
+                types[field_id] = type_
+        if not new:
+            return
+        self.db.executemany("INSERT OR IGNORE INTO fields (dataset_id, name, type) VALUES (?, ?, ?)", new)
+        wanted = {path: type_ for _, path, type_ in new}
+        for field_id, path, type_ in self.db.execute("SELECT id, name, type FROM fields WHERE dataset_id = ?",
+                                                     (dataset_id,)):
+            if path in wanted:
+                ids[(dataset_id, path)] = field_id
+                types[field_id] = type_
+                if wanted[path] and wanted[path] != type_:  # the field existed with another type
+                    self.db.execute("UPDATE fields SET type = ? WHERE id = ?", (wanted[path], field_id))
+                    types[field_id] = wanted[path]
+
     def job_id(self, namespace: str, name: str) -> int:
         """The id of a job, created when new."""
         key = (namespace, name)
@@ -333,39 +416,9 @@ class LineageGraph:
         return found
 
     # -- ingest ------------------------------------------------------------
-    def ingest_events(self, events: Iterable[tuple[str, Any]], *, batch: int = 2000) -> IngestStats:
+    def ingest_events(self, events: Iterable[tuple[str, Any]], *, batch: int = 5000) -> IngestStats:
         """Store (location, event) pairs in transactions of `batch` events; skip and count bad ones."""
-        stats = IngestStats()
-        pending = 0
-        self.db.execute("BEGIN")
-        try:
-            for where, event in events:
-                stats.read += 1
-                if isinstance(event, MalformedEvent):
-                    stats.skip(where, str(event))
-                    continue
-                try:
-                    validate_event(event)
-                    if self._store(event):
-                        stats.stored += 1
-                    else:
-                        stats.duplicates += 1
-                except MalformedEvent as exc:
-                    stats.skip(where, str(exc))
-                pending += 1
-                if pending >= batch:
-                    self.db.execute("COMMIT")
-                    self._bounded()
-                    self.db.execute("BEGIN")
-                    pending = 0
-            self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            self._dataset_ids.clear()
-            self._field_ids.clear()
-            self._job_ids.clear()
-            raise
-        return stats
+        return self._ingest(((where, event, None) for where, event in events), batch)
 
     def ingest_event(self, event: Any, where: str = "event") -> IngestStats:
         """Store one event (dict)."""
@@ -379,15 +432,62 @@ class LineageGraph:
         except OSError as exc:
             raise InputDataError(f"{path}: cannot read lineage file: {exc.strerror}") from None
         with handle:
-            return self.ingest_events(_read_events(path, handle))
+            return self._ingest(_read_events(path, handle), 5000)
 
-    def _store(self, event: dict) -> bool:
+    def _ingest(self, items: Iterable[tuple[str, Any, bytes | None]], batch: int) -> IngestStats:
+        """(location, event or MalformedEvent, raw bytes or None) -> the store, one transaction per batch."""
+        stats = IngestStats()
+        pending = 0
+        self._rows: dict[str, list[tuple]] = {table: [] for table in _BATCHED}
+        self.db.execute("BEGIN")
+        try:
+            for where, event, raw in items:
+                stats.read += 1
+                if isinstance(event, MalformedEvent):
+                    stats.skip(where, str(event))
+                    continue
+                try:
+                    when = validate_event(event)
+                    if self._store(event, when, raw):
+                        stats.stored += 1
+                    else:
+                        stats.duplicates += 1
+                except MalformedEvent as exc:
+                    stats.skip(where, str(exc))
+                pending += 1
+                if pending >= batch:
+                    self._flush()
+                    self.db.execute("COMMIT")
+                    self._bounded()
+                    self.db.execute("BEGIN")
+                    pending = 0
+            self._flush()
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            self._dataset_ids.clear()
+            self._field_ids.clear()
+            self._field_types.clear()
+            self._job_ids.clear()
+            raise
+        return stats
+
+    def _flush(self) -> None:
+        """Write the edge rows gathered in this transaction, one executemany per table."""
+        for table, sql in _BATCHED.items():
+            rows = self._rows[table]
+            if rows:
+                self.db.executemany(sql, rows)
+                rows.clear()
+
+    def _store(self, event: dict, when: float, raw: bytes | None = None) -> bool:
         """Write one validated event; False when the same event was stored before."""
-        digest = hashlib.blake2b(
-            json.dumps(event, sort_keys=True, separators=(",", ":")).encode(), digest_size=16).digest()
+        # Writes are idempotent on their own (upserts, unions, latest-by-time); the digest only spares work
+        # and counts duplicates. Raw JSONL bytes are hashed as read; a dict is hashed in canonical form.
+        text = raw if raw is not None else json.dumps(event, sort_keys=True, separators=(",", ":")).encode()
+        digest = hashlib.blake2b(text, digest_size=16).digest()
         if not self.db.execute("INSERT OR IGNORE INTO events (digest) VALUES (?)", (digest,)).rowcount:
             return False
-        when = parse_time(event["eventTime"])
         if "dataset" in event and "job" not in event:
             self._store_dataset(event["dataset"], when)
             return True
@@ -401,32 +501,28 @@ class LineageGraph:
         run = event.get("run")
         if isinstance(run, dict):
             self._store_run(run, job_id, str(event.get("eventType") or "OTHER"), when)
-        inputs = event.get("inputs") or []
-        outputs = event.get("outputs") or []
-        io_rows = []
-        for dataset in inputs:
+        io_rows = self._rows["io"]
+        for dataset in event.get("inputs") or ():
             io_rows.append((job_id, self._store_dataset(dataset, when), "in"))
-        for dataset in outputs:
+        for dataset in event.get("outputs") or ():
             dataset_id = self._store_dataset(dataset, when)
             io_rows.append((job_id, dataset_id, "out"))
             lineage = (dataset.get("facets") or {}).get("columnLineage")
             if isinstance(lineage, dict):
                 self._store_column_lineage(lineage, job_id, dataset_id)
-        self.db.executemany("INSERT OR IGNORE INTO io (job_id, dataset_id, direction) VALUES (?, ?, ?)", io_rows)
         return True
 
     def _store_run(self, run: dict, job_id: int, state: str, when: float) -> None:
         parent = (((run.get("facets") or {}).get("parent") or {}).get("run") or {}).get("runId")
-        row = self.db.execute("SELECT state, state_time FROM runs WHERE run_id = ?", (run["runId"],)).fetchone()
         start = when if state == "START" else None
         end = when if _STATE_RANK.get(state) == 2 else None
-        if row is None:
-            self.db.execute(
-                "INSERT INTO runs (run_id, job_id, state, state_time, start_time, end_time, parent_run_id) "
+        if self.db.execute(
+                "INSERT OR IGNORE INTO runs (run_id, job_id, state, state_time, start_time, end_time, parent_run_id) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (run["runId"], job_id, None if state == "OTHER" else state, None if state == "OTHER" else when,
-                 start, end, parent))
+                 start, end, parent)).rowcount:
             return
+        row = self.db.execute("SELECT state, state_time FROM runs WHERE run_id = ?", (run["runId"],)).fetchone()
         old_state, old_time = row
         rank, old_rank = _STATE_RANK.get(state, 0), _STATE_RANK.get(old_state or "OTHER", 0)
         newer = rank > old_rank or (rank == old_rank and rank > 0 and (old_time is None or when >= old_time))
@@ -440,11 +536,13 @@ class LineageGraph:
 
     def _store_dataset(self, dataset: dict, when: float) -> int:
         dataset_id = self.dataset_id(dataset["namespace"], dataset["name"])
-        facets = dataset.get("facets") or {}
-        for path, type_ in _flatten_schema((facets.get("schema") or {}).get("fields")):
-            field_id = self.field_id(dataset_id, path)
-            if type_:
-                self.db.execute("UPDATE fields SET type = ? WHERE id = ?", (type_, field_id))
+        facets = dataset.get("facets")
+        if not facets and not dataset.get("inputFacets"):
+            return dataset_id
+        facets = facets or {}
+        schema_fields = (facets.get("schema") or {}).get("fields")
+        if schema_fields:
+            self._schema_fields(dataset_id, _flatten_schema(schema_fields))
         updates: list[tuple[str, Any]] = []
         owners = (facets.get("ownership") or {}).get("owners")
         if isinstance(owners, list):
@@ -490,24 +588,21 @@ class LineageGraph:
         return dataset_tags
 
     def _store_column_lineage(self, lineage: dict, job_id: int, dataset_id: int) -> None:
-        self.db.execute("INSERT OR IGNORE INTO column_lineage (job_id, dataset_id) VALUES (?, ?)", (job_id, dataset_id))
-        edges = []
+        rows = self._rows
+        rows["column_lineage"].append((job_id, dataset_id))
+        field_id, dataset_id_of = self.field_id, self.dataset_id
+        edges = rows["field_edges"]
         for out_name, spec in (lineage.get("fields") or {}).items():
-            dst = self.field_id(dataset_id, out_name)
-            for item in spec.get("inputFields") or []:
-                src = self.field_id(self.dataset_id(item["namespace"], item["name"]), item["field"])
-                edges.extend((src, dst, job_id, kind, sub) for kind, sub in _edge_kinds(item))
-        if edges:
-            self.db.executemany(
-                "INSERT OR IGNORE INTO field_edges (src, dst, job_id, type, subtype) VALUES (?, ?, ?, ?, ?)", edges)
-        deps = []
-        for item in lineage.get("dataset") or []:
-            src = self.field_id(self.dataset_id(item["namespace"], item["name"]), item["field"])
-            deps.extend((src, dataset_id, job_id, kind, sub) for kind, sub in _edge_kinds(item))
-        if deps:
-            self.db.executemany(
-                "INSERT OR IGNORE INTO dataset_deps (src, dst_dataset, job_id, type, subtype) VALUES (?, ?, ?, ?, ?)",
-                deps)
+            dst = field_id(dataset_id, out_name)
+            for item in spec.get("inputFields") or ():
+                src = field_id(dataset_id_of(item["namespace"], item["name"]), item["field"])
+                for kind, sub in _edge_kinds(item):
+                    edges.append((src, dst, job_id, kind, sub))
+        deps = rows["dataset_deps"]
+        for item in lineage.get("dataset") or ():
+            src = field_id(dataset_id_of(item["namespace"], item["name"]), item["field"])
+            for kind, sub in _edge_kinds(item):
+                deps.append((src, dataset_id, job_id, kind, sub))
 
     # -- contracts ---------------------------------------------------------
     def attach_contract(self, contract: Any, location: str | None = None) -> int:
@@ -648,23 +743,24 @@ def _owner_names(owners: list) -> list[str]:
     return [o["name"] for o in owners if isinstance(o, dict) and isinstance(o.get("name"), str)]
 
 
-def _read_events(path: Path, handle: Any) -> Iterator[tuple[str, Any]]:
-    """(location, event or MalformedEvent) from JSONL; a `.json` file may hold one list of events."""
+def _read_events(path: Path, handle: Any) -> Iterator[tuple[str, Any, bytes | None]]:
+    """(location, event or MalformedEvent, raw line) from JSONL; a `.json` file may hold one list of events."""
     if path.suffix == ".json":
         try:
             data = json.loads(handle.read())
         except ValueError as exc:
-            yield f"{path}", MalformedEvent(f"invalid JSON: {exc}")
+            yield f"{path}", MalformedEvent(f"invalid JSON: {exc}"), None
             return
         items = data if isinstance(data, list) else data.get("events", [data]) if isinstance(data, dict) else [data]
         for index, item in enumerate(items):
-            yield f"{path}[{index}]", item
+            yield f"{path}[{index}]", item, None
         return
     loads = json.loads
     for number, line in enumerate(handle, 1):
-        if not line.strip():
+        line = line.strip()
+        if not line:
             continue
         try:
-            yield f"{path}:{number}", loads(line)
+            yield f"{path}:{number}", loads(line), line
         except ValueError as exc:
-            yield f"{path}:{number}", MalformedEvent(f"invalid JSON: {exc}")
+            yield f"{path}:{number}", MalformedEvent(f"invalid JSON: {exc}"), None

@@ -148,6 +148,7 @@ class _Walker:
         self._datasets: dict[int, dict[str, Any]] = {}
         self._jobs: dict[int, dict[str, Any]] = {}
         self._fields: dict[int, tuple[int, str, bool]] = {}
+        self._dataset_jobs: dict[int, list[tuple[int, int, bool]]] = {}
         self.edges: list[tuple[Node, Node, int, bool]] = []  # every edge seen between reached nodes
 
     def dataset(self, dataset_id: int) -> dict[str, Any]:
@@ -165,6 +166,15 @@ class _Walker:
             self._fields[field_id] = self.graph.field(field_id)
         return self._fields[field_id]
 
+    def jobs_of(self, dataset_id: int) -> list[tuple[int, int, bool]]:
+        """Jobs reading (downstream) or writing (upstream) a dataset; asked once per dataset per walk."""
+        found = self._dataset_jobs.get(dataset_id)
+        if found is None:
+            graph = self.graph
+            found = graph.downstream_jobs(dataset_id) if self.downstream else graph.upstream_jobs(dataset_id)
+            self._dataset_jobs[dataset_id] = found
+        return found
+
     def neighbours(self, node: Node, coarse: bool) -> Iterator[tuple[Node, int, str, bool]]:
         """(next node, job, transformation, coarse) one job hop away."""
         dataset_id, field_id = node
@@ -179,13 +189,11 @@ class _Walker:
             else:
                 for other, other_ds, job, kind, sub in graph.dataset_deps_in(dataset_id):
                     yield (other_ds, other), job, _kind(kind, sub), False
-            jobs = graph.downstream_jobs(dataset_id) if self.downstream else graph.upstream_jobs(dataset_id)
-            for job, other_ds, has_column_lineage in jobs:
+            for job, other_ds, has_column_lineage in self.jobs_of(dataset_id):
                 if not has_column_lineage:
                     yield (other_ds, None), job, "DATASET", True
             return
-        jobs = graph.downstream_jobs(dataset_id) if self.downstream else graph.upstream_jobs(dataset_id)
-        for job, other_ds, _ in jobs:
+        for job, other_ds, _ in self.jobs_of(dataset_id):
             yield (other_ds, None), job, "DATASET", coarse
 
     def walk(self, start: Node, depth: int | None) -> Iterator[tuple[Node, int, bool, dict[Node, tuple]]]:
@@ -419,7 +427,7 @@ def render_html(result: ImpactResult) -> str:
         label = n["label"] if len(n["label"]) <= 34 else "..." + n["label"][-31:]
         badge = f'<text class="pii-badge" x="{x + box_w - 30}" y="{y + 16}">PII</text>' if n["pii"] else ""
         node_svg.append(
-            f'<g class="{classes}" data-status="{status}"><title>{html.escape(n["label"])} ({status})</title>'
+            f'<g class="{classes}" data-status="{html.escape(status)}"><title>{html.escape(n["label"])} ({status})</title>'
             f'<rect x="{x}" y="{y}" width="{box_w}" height="{box_h}" rx="6" fill="{fill}"/>'
             f'<text x="{x + 8}" y="{y + 18}">{html.escape(label)}</text>'
             f'<text x="{x + 8}" y="{y + 35}" fill="#333">{status}</text>{badge}</g>')

@@ -163,14 +163,20 @@ def listener_settings(
     return out
 
 
-def _enrich_settings(contract: Any, lineage: str | None) -> dict[str, str]:
-    """The transform-transport settings of the dq-governance listener extension (issue 5), when installed."""
-    try:
-        from dq_governance.lineage.enrich import enrich_settings  # type: ignore[import-not-found]
-    except ImportError:
-        raise ConfigError("enrich=True needs the dq-governance listener extension "
-                          "(dq_governance.lineage.enrich and its jar); it is not installed") from None
-    return enrich_settings(contract, lineage)
+def _enrich_settings(settings: dict[str, str], contract: Any, enrich: Any, *, cluster: bool = False,
+                     extension_jar: str | None = None) -> dict[str, str]:
+    """`settings` with the transport wrapped in the dq-governance listener extension's transform transport.
+
+    enrich: True (DQGOV_MANIFEST, else the contract compiled) or a manifest / contracts-dir path. For cluster
+    config nothing is compiled or required locally: the manifest path and the jar are printed as given.
+    """
+    from dq_governance.lineage import enrich as extension
+
+    if not cluster:
+        return extension.session_settings(settings, contract, enrich)
+    manifest = "manifest.json" if enrich is True else str(enrich)
+    jar = extension_jar or extension.find_extension_jar() or extension.JAR_NAME
+    return extension.enrich_settings(settings, manifest=manifest, jar=jar)
 
 
 # --------------------------------------------------------------------------- builders
@@ -182,7 +188,7 @@ def configure(
     lineage: str | None = None,
     contract: Any = None,
     listener: bool = True,
-    enrich: bool = False,
+    enrich: bool | str | Path = False,
     application_run_id: str | None = None,
     parent_run_id: str | None = None,
     parent_job: str | None = None,
@@ -208,10 +214,10 @@ def configure(
     run_id = application_run_id or str(uuid.uuid4())
     settings = listener_settings(lineage=lineage, contract=contract, jar=jar, application_run_id=run_id,
                                  parent_run_id=parent_run_id, parent_job=parent_job)
-    if enrich:
-        settings.update(_enrich_settings(contract, lineage))
     if jar and conf.get("spark.jars"):
         settings["spark.jars"] = f"{conf.pop('spark.jars')},{jar}"
+    if enrich:
+        settings = _enrich_settings(settings, contract, enrich)
     settings.update(conf)  # the caller's explicit conf wins
     for key, value in settings.items():
         builder = builder.config(key, value)
@@ -224,7 +230,7 @@ def spark_session(
     lineage: str | None = None,
     contract: Any = None,
     listener: bool = True,
-    enrich: bool = False,
+    enrich: bool | str | Path = False,
     master: str | None = None,
     parent_run_id: str | None = None,
     parent_job: str | None = None,
@@ -233,7 +239,8 @@ def spark_session(
     """A started SparkSession (getOrCreate) with the OpenLineage listener when its jar is available.
 
     Conf keys with dots go through `**{"spark.sql.shuffle.partitions": "2"}`. The application run id is
-    readable afterwards with `application_run_id(session)`.
+    readable afterwards with `application_run_id(session)`. `enrich=True` (or a manifest / contracts-dir
+    path) adds the dq-governance listener extension: contract facets on the listener's own events.
     """
     from pyspark.sql import SparkSession
 
@@ -264,13 +271,15 @@ def application_run_id(spark: Any) -> str | None:
 
 
 def listener_conf(contract: Any, transport: str | None = None, *, jar: str | None = None,
-                  style: str = "conf") -> list[str]:
+                  style: str = "conf", enrich: bool | str = False, extension_jar: str | None = None) -> list[str]:
     """The listener settings for cluster config: `key=value` (conf), spark-defaults lines or --conf flags.
 
     No applicationRunId (each application must get its own) and the API key only as a placeholder.
     """
     settings = listener_settings(lineage=transport, contract=contract, jar=jar, packages=jar is None,
                                  secrets=False)
+    if enrich:
+        settings = _enrich_settings(settings, contract, enrich, cluster=True, extension_jar=extension_jar)
     if style == "spark-defaults":
         return [f"{key} {value}" for key, value in settings.items()]
     if style == "submit":

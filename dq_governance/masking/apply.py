@@ -40,7 +40,7 @@ def apply_masks(
     if not targets:
         return df
     key = None
-    if any(spec.method in KEYED_METHODS for _, _, spec in targets):
+    if any(spec.method in KEYED_METHODS for _, _, _, spec in targets):
         key = _key(keys, effective_policy(contract, policy), base_dir)
     source, ipad, opad = df, None, None
     if key is not None:
@@ -52,9 +52,9 @@ def apply_masks(
         source = df.crossJoin(F.broadcast(pads))
         ipad, opad = F.col(IPAD_COL), F.col(OPAD_COL)
 
-    by_top: dict[str, list[tuple[str, str, MaskingSpec]]] = {}
-    for top, path, spec in targets:
-        by_top.setdefault(top, []).append((top, path, spec))
+    by_top: dict[str, list[tuple[str, str, str, MaskingSpec]]] = {}
+    for target in targets:
+        by_top.setdefault(target[0], []).append(target)
     columns: list[Column] = []
     for struct_field in df.schema.fields:
         name = struct_field.name
@@ -69,7 +69,7 @@ def apply_masks(
 def _masked_top(
     name: str,
     struct_field: T.StructField,
-    entries: list[tuple[str, str, MaskingSpec]],
+    entries: list[tuple[str, str, str, MaskingSpec]],
     contract: Contract,
     ipad: Column | None,
     opad: Column | None,
@@ -77,14 +77,14 @@ def _masked_top(
 ) -> Column:
     """The masked top-level column: the whole column, or its struct with fields replaced."""
     top_col = F.col(_quote(name))
-    methods = sorted({spec.method for _, _, spec in entries})
+    methods = sorted({spec.method for _, _, _, spec in entries})
     meta = {META_METHOD: ",".join(methods)}
     if key is not None and any(m in KEYED_METHODS for m in methods):
         meta[META_KEY_ID] = key.key_id
-    for _, path, spec in entries:
+    for _, path, contract_path, spec in entries:
         rest = path.split(".")[1:]
         dtype = _dtype_at(struct_field.dataType, rest) if rest else struct_field.dataType
-        ctx = MaskContext(path=path, dtype=dtype, field=contract.field(path), ipad=ipad, opad=opad)
+        ctx = MaskContext(path=path, dtype=dtype, field=contract.field(contract_path), ipad=ipad, opad=opad)
         if not rest:
             return mask_column(top_col, spec, ctx).alias(name, metadata=meta)
         nested = top_col.getField(rest[0])
@@ -94,8 +94,8 @@ def _masked_top(
     return top_col.alias(name, metadata=meta)
 
 
-def _present(schema: T.StructType, specs: dict[str, MaskingSpec]) -> list[tuple[str, str, MaskingSpec]]:
-    """(top-level column as in df, dotted path as in df, spec) for each masked path the frame holds.
+def _present(schema: T.StructType, specs: dict[str, MaskingSpec]) -> list[tuple[str, str, str, MaskingSpec]]:
+    """(top-level column and dotted path as in df, path as in the contract, spec) per masked path present.
 
     Absent columns are skipped: a frame without a PII column cannot leak it. Names match
     case-insensitively, like Spark's default resolution.
@@ -105,7 +105,7 @@ def _present(schema: T.StructType, specs: dict[str, MaskingSpec]) -> list[tuple[
         parts = path.split(".")
         resolved = _resolve(schema, parts, path)
         if resolved is not None:
-            out.append((resolved[0], ".".join(resolved), spec))
+            out.append((resolved[0], ".".join(resolved), path, spec))
     return out
 
 

@@ -77,9 +77,13 @@ def is_br_phone(col: Column) -> Column:
     return _safe((formatted | text.rlike(_PHONE_BARE)) & ddd_ok & ~is_cpf(col))
 
 
+#: brand prefixes and lengths: Visa, Mastercard (51-55, 2221-2720), Elo, Amex, Diners, JCB, Discover, Hipercard
 _CARD_IIN = (
-    r"^(4[0-9]{12}([0-9]{3}){0,2}|5[0-9]{15}|2[2-7][0-9]{14}|3[47][0-9]{13}|3(0[0-5]|[68][0-9])[0-9]{11}"
-    r"|35[0-9]{14}|6[0-9]{15})$"
+    r"^(4[0-9]{12}([0-9]{3}){0,2}"
+    r"|(5[1-5][0-9]{2}|222[1-9]|22[3-9][0-9]|2[3-6][0-9]{2}|27[01][0-9]|2720)[0-9]{12}"
+    r"|(5041|5066|5067|509[0-9]|6277|6362|6363|650[0-9]|6516|6550)[0-9]{12}"
+    r"|3[47][0-9]{13}|3(0[0-5]|[68][0-9])[0-9]{11}|35(2[89]|[3-8][0-9])[0-9]{12}"
+    r"|6(011|5[0-9]{2})[0-9]{12}|606282[0-9]{10}([0-9]{3})?)$"
 )
 
 
@@ -140,9 +144,9 @@ class Detector:
 DETECTORS: tuple[Detector, ...] = (
     Detector("BR_CPF", "restricted", {"method": "hmac"}, is_cpf, r"cpf", fmt="cpf"),
     Detector("BR_CNPJ", "confidential", {"method": "hmac"}, is_cnpj, r"cnpj", fmt="cnpj"),
-    Detector("EMAIL_ADDRESS", "restricted", {"method": "hmac"}, is_email, r"e-?mail", fmt="email"),
+    Detector("EMAIL_ADDRESS", "restricted", {"method": "hmac"}, is_email, r"e[-_]?mail", fmt="email"),
     Detector("PHONE_NUMBER", "restricted", {"method": "hmac"}, is_br_phone,
-             r"tel|fone|phone|celular|whatsapp|mobile", fmt="phone"),
+             r"tel|fone|phone|celular|whats|mobile", fmt="phone"),
     Detector("CREDIT_CARD", "restricted", {"method": "hmac"}, is_credit_card,
              r"cart[aã]o|card|cc_?num|\bpan\b"),
     Detector("IBAN_CODE", "restricted", {"method": "hmac"}, is_iban, r"iban"),

@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from dq_governance.checks.result import CheckResult
+from dq_governance.observe.drift import encode_schema
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -44,6 +45,8 @@ REPORT_COLUMNS: dict[str, str] = {
     "quality_score": "double",
     "masking": "string",
     "source": "string",
+    "gate_passed": "boolean",
+    "run_schema": "string",  # the input's {column: type} as JSON, for schema drift between runs
 }
 PARTITION_COLUMNS = ("pipeline", "run_id")
 # Aggregates that return one of the column's own values; withheld for PII columns.
@@ -89,6 +92,8 @@ def report_rows(result: CheckResult, *, masking: str | None = None) -> list[dict
             "quality_score": result.quality_score,
             "masking": masking,
             "source": result.source,
+            "gate_passed": bool(result.gate.passed),
+            "run_schema": encode_schema(getattr(result, "input_schema", None)),
         })
     return rows
 
@@ -111,7 +116,8 @@ def write_report(
         raise ValueError("write_report takes the rows of exactly one run")
     pipeline, run_id = keys.pop()
     schema = report_schema()
-    frame = spark.createDataFrame([tuple(row[c] for c in REPORT_COLUMNS) for row in rows], schema)
+    # One small file per run: a run has one row per rule.
+    frame = spark.createDataFrame([tuple(row[c] for c in REPORT_COLUMNS) for row in rows], schema).coalesce(1)
     if format == "delta":
         from dq_governance.publish.writer import replace_delta_partition
 

@@ -86,13 +86,13 @@ class _Fs:
             raise ConfigError(f"cannot move {src} to {dst}")
 
     def children(self, path: str) -> list[tuple[str, bool]]:
-        """(name, is_dir) of visible children: Spark's `_SUCCESS`, `.crc` and hidden names skipped."""
+        """(name, is_dir) of visible children, by Spark's rule: `_x` and `.x` are hidden, `_k=v` is not."""
         if not self.exists(path):
             return []
         out = []
         for status in self._fs.listStatus(self._p(path)):
             name = status.getPath().getName()
-            if not name.startswith(("_", ".")):
+            if not (name.startswith(".") or (name.startswith("_") and "=" not in name)):
                 out.append((name, bool(status.isDirectory())))
         return out
 

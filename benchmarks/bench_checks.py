@@ -1,0 +1,200 @@
+"""Benchmark the check engine against a hand-written single pass, in one process.
+
+    python benchmarks/bench_checks.py [--rows 2000000] [--repeat 3]
+
+Orders-like data (about 1% bad values) is generated and cached; 8 rules are evaluated three ways:
+1. `counts`: our engine, per-rule counts and metrics only;
+2. `split`: our engine, annotated split, valid and quarantine outputs both materialized (noop sink);
+3. `baseline`: one `agg` of count_if conditions plus one `groupBy` for uniqueness, written by hand.
+Scaling: the same at 4x rows, and with 40 rules (5x). Prints one JSON object with seconds and ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from typing import Any, Callable
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from dq_governance.checks.engine import evaluate
+from dq_governance.checks.formats import EMAIL_RE
+from dq_governance.contracts.model import Contract
+
+STATUSES = ["CRIADO", "PAGO", "CANCELADO"]
+TARGETS = {"counts_vs_baseline": 1.2, "split_vs_baseline": 1.5, "rows_4x": 4.5, "rules_5x": 2.0}
+
+
+def generate(spark: SparkSession, rows: int) -> DataFrame:
+    """Orders with ~1% bad values per rule: duplicate ids, null customers, unknown status, negative
+    amounts, malformed dates, malformed e-mails. Cached and materialized."""
+    u = [F.rand(seed) for seed in range(7)]
+    df = spark.range(rows).select(
+        F.when(u[0] < 0.005, F.col("id") - 1).otherwise(F.col("id")).alias("pedido_id"),
+        F.when(u[1] < 0.01, F.lit(None)).otherwise((F.col("id") % 50_000) + 1).alias("cliente_id"),
+        F.when(u[2] < 0.01, F.lit("DESCONHECIDO"))
+        .otherwise(F.element_at(F.array(*[F.lit(s) for s in STATUSES]), (F.col("id") % 3 + 1).cast("int")))
+        .alias("status"),
+        F.round(F.when(u[3] < 0.01, -u[4] * 100).otherwise(u[4] * 1000), 2).alias("valor"),
+        F.when(u[5] < 0.01, F.lit("data-invalida"))
+        .otherwise(F.date_format(F.date_add(F.lit("2026-01-01").cast("date"), (F.col("id") % 330).cast("int")),
+                                 "yyyy-MM-dd"))
+        .alias("data_pedido"),
+        F.when(u[6] < 0.01, F.concat(F.lit("user"), F.col("id"), F.lit("@example")))
+        .otherwise(F.concat(F.lit("user"), F.col("id"), F.lit("@example.com")))
+        .alias("email"),
+    )
+    df = df.cache()
+    df.count()
+    return df
+
+
+def contract(extra_rules: int = 0) -> Contract:
+    """8 rules: 2 not_null, unique, allowed_values, minimum, date format, email regex, row_count (+ extra)."""
+    rules: list[dict[str, Any]] = [{"type": "row_count", "must_be": ">= 1"}]
+    for i in range(extra_rules):  # more row rules of the same kinds over the same columns
+        kind = i % 4
+        if kind == 0:
+            rules.append({"type": "range", "name": f"x{i}", "column": "valor", "min": -i, "max": 1000 + i})
+        elif kind == 1:
+            rules.append({"type": "allowed_values", "name": f"x{i}", "column": "status", "values": STATUSES + [f"S{i}"]})
+        elif kind == 2:
+            rules.append({"type": "regex", "name": f"x{i}", "column": "email", "pattern": f"^user[0-9]{{1,{8 + i}}}@"})
+        else:
+            rules.append({"type": "expression", "name": f"x{i}", "expression": f"cliente_id <> {-i} OR cliente_id IS NULL"})
+    return Contract.model_validate({
+        "contract": {"name": "bench_orders", "version": "1.0.0"},
+        "dataset": {"name": "bench.orders"},
+        "schema": {"fields": [
+            {"name": "pedido_id", "type": "long", "required": True, "unique": True},
+            {"name": "cliente_id", "type": "long", "required": True},
+            {"name": "status", "type": "string", "allowed_values": STATUSES},
+            {"name": "valor", "type": "double", "minimum": 0},
+            {"name": "data_pedido", "type": "string", "format": "date", "date_format": "yyyy-MM-dd"},
+            {"name": "email", "type": "string", "pattern": EMAIL_RE},
+        ]},
+        "quality": {"on_failure": "quarantine", "rules": rules},
+    })
+
+
+def baseline(df: DataFrame) -> dict[str, int]:
+    """The hand-written lower bound: one agg of count_if + one groupBy for uniqueness."""
+    parsed = F.to_date(F.try_to_timestamp(F.col("data_pedido"), F.lit("yyyy-MM-dd")))
+    row = df.agg(
+        F.count(F.lit(1)),
+        F.count_if(F.col("pedido_id").isNull()),
+        F.count_if(F.col("cliente_id").isNull()),
+        F.count_if(~F.col("status").isin(STATUSES)),
+        F.count_if(F.col("valor") < 0),
+        F.count_if(F.col("data_pedido").isNotNull() & parsed.isNull()),
+        F.count_if(~F.col("email").rlike(EMAIL_RE)),
+    ).collect()[0]
+    dup = (df.where(F.col("pedido_id").isNotNull()).groupBy("pedido_id").count().where("count > 1")
+           .agg(F.sum("count")).collect()[0][0])
+    return {"rows": row[0], "not_null": row[1] + row[2], "status": row[3], "valor": row[4], "date": row[5],
+            "email": row[6], "unique": int(dup or 0)}
+
+
+def ours_counts(df: DataFrame, c: Contract) -> dict[str, int]:
+    """Our engine, counts only."""
+    result = evaluate(df, c, mode="counts")
+    return {r.name: r.failed_count for r in result.rules if r.failed_count}
+
+
+def ours_split(df: DataFrame, c: Contract) -> dict[str, int]:
+    """Our engine, annotated split with both outputs materialized, then released."""
+    result = evaluate(df, c, mode="split")
+    result.valid_df.write.format("noop").mode("overwrite").save()
+    result.quarantine_df.write.format("noop").mode("overwrite").save()
+    result.release()
+    return {r.name: r.failed_count for r in result.rules if r.failed_count}
+
+
+def timed(ways: dict[str, Callable[[], Any]], repeat: int) -> tuple[dict[str, float], dict[str, Any]]:
+    """Median seconds per way over `repeat` rounds (after one warm-up round), and each way's answer.
+
+    Ways run round-robin inside each round, so load from other processes hits them alike."""
+    answers = {name: fn() for name, fn in ways.items()}
+    times: dict[str, list[float]] = {name: [] for name in ways}
+    for _ in range(repeat):
+        for name, fn in ways.items():
+            start = time.perf_counter()
+            answers[name] = fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}, answers
+
+
+def main() -> None:
+    """Run the benchmark and print JSON."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=2_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--memory", default="6g")
+    args = parser.parse_args()
+    spark = (
+        SparkSession.builder.master(args.master).appName("bench-checks")
+        .config("spark.ui.enabled", "false").config("spark.driver.memory", args.memory)
+        .config("spark.sql.shuffle.partitions", "8").config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.ansi.enabled", "true").getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    c8, c40 = contract(), contract(extra_rules=32)
+    out: dict[str, Any] = {"rows": args.rows, "rules": 8, "repeat": args.repeat, "master": args.master}
+
+    df = generate(spark, args.rows)
+    t, answers = timed({
+        "baseline": lambda: baseline(df),
+        "counts": lambda: ours_counts(df, c8),
+        "split": lambda: ours_split(df, c8),
+        "counts40": lambda: ours_counts(df, c40),
+        "split40": lambda: ours_split(df, c40),
+    }, args.repeat)
+    df.unpersist()
+    base, counts, split = answers["baseline"], answers["counts"], answers["split"]
+    # Same answers, or the comparison means nothing.
+    assert counts == split, (counts, split)
+    assert counts.get("pedido_id_unique", 0) == base["unique"] and counts.get("valor_range", 0) == base["valor"]
+    assert counts.get("status_allowed_values", 0) == base["status"] and counts.get("email_regex", 0) == base["email"]
+    assert counts.get("data_pedido_format", 0) == base["date"]
+    assert counts.get("cliente_id_not_null", 0) + counts.get("pedido_id_not_null", 0) == base["not_null"]
+
+    df4 = generate(spark, 4 * args.rows)
+    t4, _ = timed({
+        "baseline": lambda: baseline(df4),
+        "counts": lambda: ours_counts(df4, c8),
+        "split": lambda: ours_split(df4, c8),
+    }, args.repeat)
+    df4.unpersist()
+    t_base, t_counts, t_split, t_counts40, t_split40 = (t[k] for k in ("baseline", "counts", "split", "counts40", "split40"))
+    t_base4, t_counts4, t_split4 = t4["baseline"], t4["counts"], t4["split"]
+
+    r = lambda a, b: round(a / b, 3)  # noqa: E731
+    out["violations"] = counts
+    out["seconds"] = {"baseline": round(t_base, 3), "counts": round(t_counts, 3), "split": round(t_split, 3)}
+    out["ratios"] = {"counts_vs_baseline": r(t_counts, t_base), "split_vs_baseline": r(t_split, t_base)}
+    out["scaling"] = {
+        "rows_4x": {"rows": 4 * args.rows, "seconds": {"baseline": round(t_base4, 3), "counts": round(t_counts4, 3),
+                                                       "split": round(t_split4, 3)},
+                    "ratio": {"baseline": r(t_base4, t_base), "counts": r(t_counts4, t_counts), "split": r(t_split4, t_split)}},
+        "rules_5x": {"rules": 40, "seconds": {"counts": round(t_counts40, 3), "split": round(t_split40, 3)},
+                     "ratio": {"counts": r(t_counts40, t_counts), "split": r(t_split40, t_split)}},
+    }
+    out["targets"] = TARGETS
+    out["met"] = {
+        "counts_vs_baseline": out["ratios"]["counts_vs_baseline"] <= TARGETS["counts_vs_baseline"],
+        "split_vs_baseline": out["ratios"]["split_vs_baseline"] <= TARGETS["split_vs_baseline"],
+        "rows_4x": max(out["scaling"]["rows_4x"]["ratio"]["counts"], out["scaling"]["rows_4x"]["ratio"]["split"])
+        <= TARGETS["rows_4x"],
+        "rules_5x": max(out["scaling"]["rules_5x"]["ratio"]["counts"], out["scaling"]["rules_5x"]["ratio"]["split"])
+        <= TARGETS["rules_5x"],
+    }
+    print(json.dumps(out, indent=2))
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

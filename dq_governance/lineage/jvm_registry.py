@@ -1,0 +1,96 @@
+"""Hand a check's results to the listener extension in the driver JVM, through py4j.
+
+After `record_results`, the OpenLineage Spark listener's next events that read the dataset carry
+`dataQualityAssertions` and `dataQualityMetrics` input facets, and events that write it carry the contract
+status in `dqgov_dataContract`. The facets are built by `dq_governance.lineage.facets`, exactly as in our own
+events (no raw value of a PII column). Without a JVM gateway (Spark Connect) or without the extension jar on
+the driver, recording is skipped quietly: lineage never fails the data pipeline.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from dq_governance.errors import ConfigError
+from dq_governance.lineage import facets as F
+
+log = logging.getLogger(__name__)
+
+REGISTRY_CLASS = "io.github.dqgovernance.listener.QualityRegistry"
+
+
+def payload(result: Any, contract: Any) -> dict[str, Any]:
+    """The JSON document QualityRegistry.record takes: input facets and the contract facet with the run status."""
+    from openlineage.client.serde import Serde
+
+    location = _location_uri(getattr(result, "contract_location", None))
+    return {
+        "inputFacets": {
+            "dataQualityAssertions": Serde.to_dict(F.assertions_facet(contract, result)),
+            "dataQualityMetrics": Serde.to_dict(F.metrics_facet(contract, result)),
+        },
+        "contract": Serde.to_dict(F.contract_facet(contract, result, location=location)),
+    }
+
+
+def _location_uri(location: str | None) -> str | None:
+    if not location or "://" in location:
+        return location
+    return Path(location).resolve().as_uri()
+
+
+def registry(spark: Any) -> Any | None:
+    """The JVM QualityRegistry class through py4j, or None (Spark Connect, no gateway, jar not loaded)."""
+    try:
+        from py4j.java_gateway import JavaClass
+    except ImportError:
+        return None
+    try:
+        jvm = getattr(spark, "_jvm", None)
+        if jvm is None:
+            jvm = spark.sparkContext._jvm  # classic sessions before _jvm existed on SparkSession
+        if jvm is None:
+            return None
+        node = jvm
+        for part in REGISTRY_CLASS.split("."):
+            node = getattr(node, part)
+    except Exception:  # Spark Connect raises on _jvm / sparkContext: there is no driver JVM to talk to
+        return None
+    # py4j answers an unknown class with a JavaPackage: the jar is not on the driver's classpath
+    return node if isinstance(node, JavaClass) else None
+
+
+def record_results(spark: Any, namespace: str, name: str, result: Any, contract: Any = None) -> bool:
+    """Record a check result for dataset (namespace, name), named as the listener names it.
+
+    `contract` defaults to the one at `result.contract_location`. Returns True when recorded, False when
+    skipped (no gateway or jar: logged at debug; a JVM-side error: logged as one warning line).
+    """
+    contract = _contract(result, contract)
+    target = registry(spark)
+    if target is None:
+        log.debug("dq-governance listener extension not reachable through py4j; quality results not recorded")
+        return False
+    document = json.dumps(payload(result, contract), allow_nan=False)
+    try:
+        target.record(namespace, name, document)
+    except Exception as exc:  # a JVM-side rejection must not fail the pipeline
+        log.warning("could not record quality results for %s %s in the listener: %s", namespace, name,
+                    str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+        return False
+    return True
+
+
+def _contract(result: Any, contract: Any) -> Any:
+    if contract is not None and not isinstance(contract, (str, Path)):
+        return contract
+    source = contract or getattr(result, "contract_location", None)
+    if not source:
+        raise ConfigError("record_results: pass contract= (the result does not say where its contract is)")
+    from dq_governance.contracts.load import load_contract
+
+    text = str(source)
+    return load_contract(text[len("file://"):] if text.startswith("file://") else text)

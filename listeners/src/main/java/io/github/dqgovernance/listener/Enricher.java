@@ -1,0 +1,198 @@
+package io.github.dqgovernance.listener;
+
+import io.openlineage.client.OpenLineage;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Adds contract facets to the datasets of one event: each dataset gets its own contract's facets only.
+ *
+ * <p>Existing facets are copied as they are; ownership and tags are merged (ours appended when absent),
+ * documentation is added only when the dataset has none. An event with no governed dataset is returned
+ * as the same instance.
+ */
+final class Enricher {
+  static final String CONTRACT_FACET = "dqgov_dataContract";
+  /** Fields of a recorded dqgov_dataContract facet that describe the run, not the contract. */
+  static final List<String> STATUS_FIELDS = List.of("status", "quality_score", "valid_rows", "invalid_rows");
+  private static final Set<String> OURS = Set.of(CONTRACT_FACET);
+
+  private final Manifest manifest;
+  private final OpenLineage ol;
+
+  Enricher(Manifest manifest) {
+    this.manifest = manifest;
+    this.ol = new OpenLineage(manifest.producer);
+  }
+
+  OpenLineage.RunEvent enrich(OpenLineage.RunEvent event) {
+    List<OpenLineage.InputDataset> inputs = event.getInputs();
+    List<OpenLineage.OutputDataset> outputs = event.getOutputs();
+    List<OpenLineage.InputDataset> newInputs = null;
+    List<OpenLineage.OutputDataset> newOutputs = null;
+    for (int i = 0; inputs != null && i < inputs.size(); i++) {
+      OpenLineage.InputDataset before = inputs.get(i);
+      OpenLineage.InputDataset after = before == null ? null : input(before);
+      if (after != before) {
+        newInputs = newInputs == null ? new ArrayList<>(inputs) : newInputs;
+        newInputs.set(i, after);
+      }
+    }
+    for (int i = 0; outputs != null && i < outputs.size(); i++) {
+      OpenLineage.OutputDataset before = outputs.get(i);
+      OpenLineage.OutputDataset after = before == null ? null : output(before);
+      if (after != before) {
+        newOutputs = newOutputs == null ? new ArrayList<>(outputs) : newOutputs;
+        newOutputs.set(i, after);
+      }
+    }
+    if (newInputs == null && newOutputs == null) {
+      return event;
+    }
+    return new OpenLineage(event.getProducer()).newRunEventBuilder()
+        .eventTime(event.getEventTime())
+        .eventType(event.getEventType())
+        .run(event.getRun())
+        .job(event.getJob())
+        .inputs(newInputs != null ? newInputs : inputs)
+        .outputs(newOutputs != null ? newOutputs : outputs)
+        .build();
+  }
+
+  private OpenLineage.InputDataset input(OpenLineage.InputDataset dataset) {
+    List<String[]> links = Facets.symlinks(dataset.getFacets());
+    Manifest.Entry entry = manifest.match(dataset.getNamespace(), dataset.getName(), links);
+    QualityRegistry.Recorded recorded = QualityRegistry.lookup(dataset.getNamespace(), dataset.getName(), links);
+    if (entry == null && recorded == null) {
+      return dataset;
+    }
+    OpenLineage.InputDatasetInputFacets inputFacets = dataset.getInputFacets();
+    if (recorded != null && !recorded.inputFacets.isEmpty()) {
+      OpenLineage.InputDatasetInputFacetsBuilder builder = Facets.copy(inputFacets, recorded.inputFacets.keySet());
+      for (Map.Entry<String, Map<String, Object>> e : recorded.inputFacets.entrySet()) {
+        builder.put(e.getKey(), inputFacet(e.getValue()));
+      }
+      inputFacets = builder.build();
+    }
+    return ol.newInputDataset(dataset.getNamespace(), dataset.getName(),
+        datasetFacets(dataset.getFacets(), entry, recorded), inputFacets);
+  }
+
+  private OpenLineage.OutputDataset output(OpenLineage.OutputDataset dataset) {
+    List<String[]> links = Facets.symlinks(dataset.getFacets());
+    Manifest.Entry entry = manifest.match(dataset.getNamespace(), dataset.getName(), links);
+    QualityRegistry.Recorded recorded = QualityRegistry.lookup(dataset.getNamespace(), dataset.getName(), links);
+    if (entry == null && (recorded == null || recorded.contract == null)) {
+      return dataset;
+    }
+    return ol.newOutputDataset(dataset.getNamespace(), dataset.getName(),
+        datasetFacets(dataset.getFacets(), entry, recorded), dataset.getOutputFacets());
+  }
+
+  private OpenLineage.DatasetFacets datasetFacets(
+      OpenLineage.DatasetFacets facets, Manifest.Entry entry, QualityRegistry.Recorded recorded) {
+    OpenLineage.DatasetFacetsBuilder builder = Facets.copy(facets, OURS);
+    if (entry != null) {
+      OpenLineage.OwnershipDatasetFacet ownership = ownership(facets == null ? null : facets.getOwnership(), entry);
+      if (ownership != null) {
+        builder.ownership(ownership);
+      }
+      OpenLineage.TagsDatasetFacet tags = tags(facets == null ? null : facets.getTags(), entry);
+      if (tags != null) {
+        builder.tags(tags);
+      }
+      if (entry.documentation != null && (facets == null || facets.getDocumentation() == null)) {
+        builder.documentation(ol.newDocumentationDatasetFacetBuilder()
+            .description(entry.documentation).contentType(entry.documentationContentType).build());
+      }
+    }
+    Map<String, Object> contract = contract(entry, recorded);
+    if (contract != null) {
+      builder.put(CONTRACT_FACET, new Facets.MapDatasetFacet(manifest.producer, manifest.contractSchemaUrl, contract));
+    }
+    return builder.build();
+  }
+
+  /** The manifest's contract identity with the recorded run status on top; the recorded facet alone without one. */
+  private static Map<String, Object> contract(Manifest.Entry entry, QualityRegistry.Recorded recorded) {
+    Map<String, Object> out = new LinkedHashMap<>();
+    if (entry != null) {
+      out.putAll(entry.contract);
+    }
+    if (recorded != null && recorded.contract != null) {
+      for (Map.Entry<String, Object> e : recorded.contract.entrySet()) {
+        String key = e.getKey();
+        if (key.startsWith("_") || e.getValue() == null) {
+          continue;
+        }
+        if (entry == null || STATUS_FIELDS.contains(key)) {
+          out.put(key, e.getValue());
+        }
+      }
+    }
+    return out.isEmpty() ? null : out;
+  }
+
+  /** Existing owners plus the contract's owners that are not there yet; null when nothing to set. */
+  private OpenLineage.OwnershipDatasetFacet ownership(OpenLineage.OwnershipDatasetFacet existing, Manifest.Entry entry) {
+    if (entry.owners.isEmpty()) {
+      return null;
+    }
+    List<OpenLineage.OwnershipDatasetFacetOwners> owners = new ArrayList<>();
+    Set<String> names = new HashSet<>();
+    if (existing != null && existing.getOwners() != null) {
+      for (OpenLineage.OwnershipDatasetFacetOwners o : existing.getOwners()) {
+        owners.add(o);
+        names.add(o.getName());
+      }
+    }
+    int before = owners.size();
+    for (String[] o : entry.owners) {
+      if (names.add(o[0])) {
+        owners.add(ol.newOwnershipDatasetFacetOwners(o[0], o[1]));
+      }
+    }
+    if (owners.size() == before) {
+      return null; // nothing new: keep the listener's facet as it was
+    }
+    return ol.newOwnershipDatasetFacet(owners);
+  }
+
+  /** Existing tags plus the contract's tags (by key, value and field) that are not there yet. */
+  private OpenLineage.TagsDatasetFacet tags(OpenLineage.TagsDatasetFacet existing, Manifest.Entry entry) {
+    if (entry.tags.isEmpty()) {
+      return null;
+    }
+    List<OpenLineage.TagsDatasetFacetFields> tags = new ArrayList<>();
+    Set<String> seen = new HashSet<>();
+    if (existing != null && existing.getTags() != null) {
+      for (OpenLineage.TagsDatasetFacetFields t : existing.getTags()) {
+        tags.add(t);
+        seen.add(t.getKey() + '\n' + t.getValue() + '\n' + t.getField());
+      }
+    }
+    int before = tags.size();
+    for (String[] t : entry.tags) {
+      if (seen.add(t[0] + '\n' + t[1] + '\n' + t[3])) {
+        tags.add(ol.newTagsDatasetFacetFields(t[0], t[1], t[2], t[3]));
+      }
+    }
+    if (tags.size() == before) {
+      return null;
+    }
+    return ol.newTagsDatasetFacet(Collections.unmodifiableList(tags));
+  }
+
+  private OpenLineage.InputDatasetFacet inputFacet(Map<String, Object> json) {
+    Map<String, Object> properties = new LinkedHashMap<>(json);
+    URI producer = URI.create((String) properties.remove("_producer"));
+    URI schema = URI.create((String) properties.remove("_schemaURL"));
+    return new Facets.MapInputFacet(producer, schema, properties);
+  }
+}

@@ -1,0 +1,84 @@
+package io.github.dqgovernance.listener;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** Manifest matching rules and the JSON reader, without events. */
+class MatchingTest {
+  private static Manifest manifest(String contracts) throws ManifestException {
+    return Manifest.parse("{\"manifestVersion\": 1, \"contracts\": [" + contracts + "]}", "m.json");
+  }
+
+  private static String contract(String name, String match) {
+    return "{\"contract\": {\"name\": \"" + name + "\", \"version\": \"1.0.0\"}, \"match\": " + match + "}";
+  }
+
+  @Test
+  void globs() {
+    Glob g = new Glob("/data/**/orders/*.parquet");
+    assertTrue(g.matches("/data/orders/part-0.parquet"));
+    assertTrue(g.matches("/data/a/b/orders/part-0.parquet"));
+    assertFalse(g.matches("/data/a/orders/x/part-0.parquet"));
+    assertFalse(g.matches("/lake/orders/part-0.parquet"));
+    assertTrue(new Glob("s3://bucket/curated/orders_v?").matches("s3://bucket/curated/orders_v2"));
+    assertFalse(new Glob("s3://bucket/curated/orders_v?").matches("s3://bucket/curated/orders_v10"));
+    assertTrue(new Glob("/exact/path/").matches("/exact/path"));
+    assertFalse(new Glob("/exact/path").matches("/exact/path2"));
+    assertTrue(new Glob("/a+b/(c)/*").matches("/a+b/(c)/x")); // regex characters are literal
+  }
+
+  @Test
+  void matchOrderAndLocations() throws ManifestException {
+    Manifest m = manifest(String.join(",",
+        contract("exact", "{\"datasets\": [{\"namespace\": \"s3://bucket\", \"name\": \"curated/orders\"}]}"),
+        contract("table", "{\"tables\": [\"sales.orders\"]}"),
+        contract("glob", "{\"globs\": [\"s3://bucket/curated/**\", \"/lake/**\"]}")));
+    assertEquals("exact", m.match("s3://bucket", "curated/orders", List.of()).contractName);
+    assertEquals("glob", m.match("s3://bucket", "curated/customers", List.of()).contractName);
+    assertEquals("glob", m.match("file", "/lake/x/y", List.of()).contractName);
+    assertNull(m.match("file", "/elsewhere/x", List.of()));
+    // tables: the symlink name, qualified or with a catalog prefix; another database does not match
+    List<String[]> link = List.<String[]>of(new String[] {"hive://metastore", "spark_catalog.sales.orders"});
+    assertEquals("table", m.match("file", "/warehouse/sales.db/orders", link).contractName);
+    assertNull(m.match("file", "/warehouse/crm.db/orders",
+        List.<String[]>of(new String[] {"hive://metastore", "crm.orders"})));
+    // an exact symlink identity wins over a glob on the path
+    assertEquals("exact", m.match("file", "/lake/orders",
+        List.<String[]>of(new String[] {"s3://bucket", "curated/orders"})).contractName);
+    assertEquals("s3://bucket/curated/orders", Manifest.location("s3://bucket", "curated/orders"));
+    assertEquals("hdfs://nn:8020/w/x", Manifest.location("hdfs://nn:8020", "/w/x"));
+  }
+
+  @Test
+  void duplicateExactDatasetsAreAnError() {
+    ManifestException e = assertThrows(ManifestException.class, () -> manifest(String.join(",",
+        contract("a", "{\"datasets\": [{\"namespace\": \"file\", \"name\": \"/x\"}]}"),
+        contract("b", "{\"datasets\": [{\"namespace\": \"file\", \"name\": \"/x/\"}]}"))));
+    assertEquals("manifest m.json: contracts[1].match.datasets[0]: dataset already matched by contract a",
+        e.getMessage());
+  }
+
+  @Test
+  void jsonReader() throws Json.SyntaxError {
+    @SuppressWarnings("unchecked")
+    Map<String, Object> doc = (Map<String, Object>) Json.parse(
+        "{\"s\": \"a\\\"b\\u00e9\\n\", \"i\": -12, \"d\": 1.5e2, \"t\": true, \"n\": null, \"l\": [1, [], {}]}");
+    assertEquals("a\"b\u00e9\n", doc.get("s"));
+    assertEquals(-12L, doc.get("i"));
+    assertEquals(150.0, doc.get("d"));
+    assertEquals(Boolean.TRUE, doc.get("t"));
+    assertTrue(doc.containsKey("n") && doc.get("n") == null);
+    assertEquals(List.of(1L, List.of(), Map.of()), doc.get("l"));
+    Json.SyntaxError e = assertThrows(Json.SyntaxError.class, () -> Json.parse("{\n  \"a\": 1,\n  \"b\" 2\n}"));
+    assertEquals("invalid JSON at line 3, column 7: expected ':'", e.getMessage());
+    assertThrows(Json.SyntaxError.class, () -> Json.parse("{} x"));
+    assertThrows(Json.SyntaxError.class, () -> Json.parse("[01]"));
+  }
+}

@@ -1,0 +1,125 @@
+"""`dqgov check`: the seed lab's known answer, exit codes 0 / 1 / 2, defaults under out/, lineage events."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dq_governance.cli import main
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(autouse=True)
+def masking_key(monkeypatch, tmp_path_factory):
+    key = tmp_path_factory.mktemp("key") / "demo.key"
+    key.write_bytes(b"cli-test-masking-key-not-a-secret")
+    monkeypatch.setenv("DQGOV_MASKING_KEY_FILE", str(key))
+    monkeypatch.delenv("DQGOV_MASKING_KEY", raising=False)
+
+
+def _args(repo, tmp_path, contract="orders", data=None):
+    return [
+        "check", str(repo / f"contracts/{contract}.yaml"), "--input", str(data or repo / f"examples/data/{contract}.csv"),
+        "--output", str(tmp_path / "valid"), "--quarantine", str(tmp_path / "quarantine"),
+        "--report", str(tmp_path / "report"), "--lineage", f"file:{tmp_path / 'events.jsonl'}",
+    ]
+
+
+def test_seed_lab_json(spark, repo, tmp_path, capsys):
+    run_id = "6f1c9a8e-2b1d-4c53-9a0e-1f2d3c4b5a69"
+    code = main([*_args(repo, tmp_path), "--json", "--run-id", run_id, "--pipeline", "seed-lab"])
+    out = capsys.readouterr().out
+    assert code == 1
+    summary = json.loads(out)  # exactly one JSON object on stdout
+    assert (summary["total_rows"], summary["valid_rows"], summary["invalid_rows"]) == (7, 1, 6)
+    assert summary["quality_score"] == pytest.approx(0.142857, abs=1e-6)
+    assert summary["status"] == "failed" and summary["published"] is False
+    assert summary["gate"]["publish"] is False
+    assert summary["gate"]["reasons"] == ["valid ratio 0.1429 is below minimum_valid_ratio 0.99"]
+    assert (summary["run_id"], summary["pipeline"], summary["masking"]) == (run_id, "seed-lab", "applied")
+    failed = {rule["name"]: rule["failed_count"] for rule in summary["rules"]}
+    assert {name: failed[name] for name in (
+        "pedido_id_not_null", "cliente_id_not_null", "status_allowed_values", "valor_range", "data_pedido_type",
+        "pedido_id_unique")} == {
+        "pedido_id_not_null": 0, "cliente_id_not_null": 1, "status_allowed_values": 1, "valor_range": 1,
+        "data_pedido_type": 1, "pedido_id_unique": 2}
+    assert {r["name"]: r["column"] for r in summary["rules"]}["valor_range"] == "valor"
+    assert not (tmp_path / "valid").exists()
+    assert [o["kind"] for o in summary["outputs"]] == ["quarantine"]
+    events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    ours = [e for e in events if e["run"]["runId"] == run_id]
+    assert [e["eventType"] for e in ours] == ["START", "FAIL"]
+
+
+def test_seed_lab_table(spark, repo, tmp_path, capsys):
+    code = main(_args(repo, tmp_path))
+    out = capsys.readouterr().out
+    assert code == 1
+    lines = out.splitlines()
+    unique = next(line for line in lines if line.startswith("pedido_id_unique "))
+    assert unique.split()[-3:] == ["2", "2", "FAILED"]
+    assert "rows: total 7  valid 1  invalid 6  quality_score 0.1429" in out
+    assert "gate: BLOCKED" in out and "published: no" in out
+    assert f"wrote quarantine: {tmp_path / 'quarantine'} (6 rows, parquet)" in out
+
+
+def test_publishing_run_exits_0_with_defaults_under_out(spark, repo, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code = main(["check", str(repo / "contracts/sales.yaml"), "--input", str(repo / "examples/data/sales.csv"),
+                 "--json"])
+    summary = json.loads(capsys.readouterr().out)
+    assert code == 0 and summary["published"] is True
+    assert (summary["total_rows"], summary["valid_rows"], summary["invalid_rows"]) == (6, 3, 3)
+    assert {o["kind"]: (o["location"], o["rows"]) for o in summary["outputs"]} == {
+        "target": (str(tmp_path / "out/sales/valid"), 3), "quarantine": (str(tmp_path / "out/sales/quarantine"), 3)}
+    assert spark.read.parquet(str(tmp_path / "out/sales/valid")).count() == 3
+    assert (tmp_path / "out/report").is_dir()
+    assert (tmp_path / "out/lineage/events.jsonl").is_file()
+
+
+def test_missing_contract_column_exits_2_naming_it(spark, repo, tmp_path, capsys):
+    data = tmp_path / "orders.csv"
+    data.write_text("pedido_id,cliente_id,status,data_pedido,email\n1,101,PAGO,2026-11-01,a@b.com\n")
+    code = main(_args(repo, tmp_path, data=data))
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and "valor" in err and "Traceback" not in err
+    assert not (tmp_path / "valid").exists() and not (tmp_path / "quarantine").exists()
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--run-id", "not-a-uuid"], "is not a UUID"),
+        (["--no-mask"], "add --i-know-this-publishes-unmasked-data"),
+        (["--mode", "merge"], "--mode merge needs --merge-keys"),
+    ],
+)
+def test_bad_options_exit_2(spark, repo, tmp_path, capsys, extra, message):
+    code = main([*_args(repo, tmp_path), *extra])
+    captured = capsys.readouterr()
+    assert code == 2 and message in captured.err + captured.out
+    assert not (tmp_path / "quarantine").exists()
+
+
+def test_missing_input_and_bad_contract_exit_2(spark, repo, tmp_path, capsys):
+    assert main(_args(repo, tmp_path, data=tmp_path / "nope.csv")) == 2
+    assert "nope.csv: no such file or directory" in capsys.readouterr().err
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("contract: {name: x, version: '1'}\ndataset: {name: x}\n")
+    assert main(["check", str(broken), "--input", str(repo / "examples/data/orders.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "broken.yaml" in err and "version" in err
+
+
+def test_no_mask_with_confirmation_is_recorded(spark, repo, tmp_path, capsys):
+    code = main([*_args(repo, tmp_path, contract="sales"), "--no-mask", "--i-know-this-publishes-unmasked-data",
+                 "--json"])
+    summary = json.loads(capsys.readouterr().out)
+    assert code == 0 and summary["masking"] == "disabled"
+    cpfs = {r["cpf"] for r in spark.read.parquet(str(tmp_path / "valid")).collect()}
+    assert "52998224725" in cpfs  # published unmasked, as asked
+    masking = {r["masking"] for r in spark.read.parquet(str(tmp_path / "report")).collect()}
+    assert masking == {"disabled"}

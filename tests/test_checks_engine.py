@@ -1,0 +1,156 @@
+"""Engine behaviour: empty input, missing columns, warn routing, caching, and Spark job counts."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from dq_governance.contracts.model import Contract
+from dq_governance.errors import InputDataError
+
+pytestmark = pytest.mark.spark
+
+
+def contract(fields, rules=(), **quality):
+    return Contract.model_validate({
+        "contract": {"name": "t", "version": "1.0.0"},
+        "dataset": {"name": "t"},
+        "schema": {"fields": fields},
+        "quality": {"rules": list(rules), **quality},
+    })
+
+
+ORDERS_FIELDS = [
+    {"name": "id", "type": "long", "required": True, "unique": True},
+    {"name": "amount", "type": "double", "minimum": 0},
+]
+
+
+@pytest.mark.parametrize("mode", ["split", "counts"])
+def test_empty_dataset(spark, mode):
+    from dq_governance.checks.engine import evaluate
+
+    df = spark.createDataFrame([], "id string, amount string")
+    c = contract(ORDERS_FIELDS, [{"type": "row_count", "min": 1}, {"type": "avg", "column": "amount", "must_be": "> 0"}],
+                 on_failure="fail")
+    result = evaluate(df, c, mode=mode)
+    try:
+        assert (result.total_rows, result.valid_rows, result.invalid_rows, result.quality_score) == (0, 0, 0, None)
+        assert result.rule("id_unique").failed_count == 0 and result.rule("id_unique").passed
+        assert not result.rule("row_count").passed and result.rule("row_count").metric_value == 0.0
+        assert result.rule("amount_avg").status == "skipped"
+        assert not result.gate.passed  # the empty load is caught by row_count
+        if mode == "split":
+            assert result.valid_df.count() == 0 and result.quarantine_df.count() == 0
+    finally:
+        result.release()
+
+
+def test_missing_columns_named(spark):
+    from dq_governance.checks.engine import evaluate
+
+    df = spark.createDataFrame([("1",)], "id string")
+    with pytest.raises(InputDataError) as info:
+        evaluate(df, contract(ORDERS_FIELDS + [{"name": "day", "type": "date"}]), source="in.csv")
+    assert str(info.value) == "in.csv: input is missing contract column(s) amount, day (contract t)"
+    with pytest.raises(InputDataError, match="^rule extra_range reads column"):
+        evaluate(df, contract([{"name": "id"}], [{"type": "range", "column": "extra", "min": 0}]))
+
+
+def test_warn_severity_and_warn_action_do_not_invalidate(spark):
+    from dq_governance.checks.engine import evaluate
+
+    c = contract([{"name": "a", "type": "long"}, {"name": "b", "type": "long"}], [
+        {"type": "not_null", "column": "a", "severity": "warn"},
+        {"type": "not_null", "column": "b", "action": "warn"},
+        {"type": "range", "column": "b", "min": 0},
+    ], on_failure="fail")
+    result = evaluate(spark.createDataFrame([(None, None), (1, -1), (2, 2)], "a long, b long"), c)
+    try:
+        rows = sorted((r["a"], r["_dq_errors"], r["_dq_warnings"]) for r in result.annotated_df.collect()
+                      if r["a"] is not None)
+        assert rows == [(1, ["b_range"], []), (2, [], [])]
+        nulls = result.annotated_df.where("a IS NULL").first()
+        assert (nulls["_dq_errors"], nulls["_dq_warnings"]) == ([], ["a_not_null", "b_not_null"])
+        assert (result.valid_rows, result.invalid_rows) == (2, 1)
+        assert result.rule("a_not_null").status == "warned" and result.rule("b_not_null").status == "warned"
+        assert result.rule("b_range").status == "failed"
+        assert result.gate.reasons == ["row rule b_range failed on 1 row(s)"]
+        assert result.valid_df.count() + result.quarantine_df.count() == result.total_rows
+    finally:
+        result.release()
+
+
+def test_split_reads_the_cache_not_the_input(spark):
+    from dq_governance.checks.engine import evaluate
+
+    c = contract(ORDERS_FIELDS)
+    result = evaluate(spark.createDataFrame([("1", "5"), ("1", "x"), ("2", "-1"), ("3", "1")], "id string, amount string"), c)
+    try:
+        assert result.annotated_df.storageLevel.useMemory or result.cached[0].is_cached
+        assert "InMemoryTableScan" in result.valid_df._jdf.queryExecution().executedPlan().toString()
+        assert "InMemoryTableScan" in result.quarantine_df._jdf.queryExecution().executedPlan().toString()
+        assert (result.valid_df.count(), result.quarantine_df.count()) == (1, 3)
+    finally:
+        result.release()
+    assert not result.cached
+
+
+def _count_jobs(spark, action) -> int:
+    sc = spark.sparkContext
+    group = f"dq-test-{uuid.uuid4().hex}"
+    sc.setJobGroup(group, "counting jobs")
+    try:
+        action()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    return len(sc.statusTracker().getJobIdsForGroup(group))
+
+
+def _wide_rules(n_rules: int):
+    """n row rules spread over 10 columns (not_null, range, allowed_values, regex, expression)."""
+    rules = []
+    for i in range(n_rules):
+        col = f"c{i % 10}"
+        kind = (i // 10) % 4
+        if kind == 0:
+            rules.append({"type": "not_null", "name": f"r{i}", "column": col})
+        elif kind == 1:
+            rules.append({"type": "range", "name": f"r{i}", "column": col, "min": 0, "max": 90})
+        elif kind == 2:
+            rules.append({"type": "allowed_values", "name": f"r{i}", "column": col, "values": list(range(0, 100, 3))})
+        else:
+            rules.append({"type": "expression", "name": f"r{i}", "expression": f"{col} % 7 <> 3"})
+    return rules
+
+
+@pytest.mark.parametrize("mode", ["split", "counts"])
+def test_job_count_does_not_grow_with_rules(spark, mode):
+    from pyspark.sql import functions as F
+
+    from dq_governance.checks.engine import evaluate
+
+    df = spark.range(2000).select(F.col("id").alias("id"), *[((F.col("id") * (i + 3)) % 101).alias(f"c{i}")
+                                                             for i in range(10)]).cache()
+    df.count()
+    fields = [{"name": "id", "type": "bigint", "unique": True}] + [{"name": f"c{i}", "type": "bigint"} for i in range(10)]
+    jobs, results = {}, {}
+    for n in (5, 40):
+        c = contract(fields, _wide_rules(n))
+
+        def run(c=c, n=n):
+            result = evaluate(df, c, mode=mode)
+            if mode == "split":
+                result.valid_df.write.format("noop").mode("overwrite").save()
+                result.quarantine_df.write.format("noop").mode("overwrite").save()
+            result.release()
+            results[n] = result
+
+        jobs[n] = _count_jobs(spark, run)
+    df.unpersist()
+    assert len(results[40].rules) == len(results[5].rules) + 35
+    assert jobs[5] == jobs[40], jobs
+    # one aggregation for the key set, one pass for everything else (AQE adds a job per shuffle stage),
+    # plus two output writes in split mode
+    assert jobs[40] <= (8 if mode == "split" else 6), jobs

@@ -1,0 +1,254 @@
+"""Every rule type in the registry on small data with a known answer."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import pytest
+
+from dq_governance.contracts.model import RULE_TYPES, Contract
+
+pytestmark = pytest.mark.spark
+
+
+def contract(fields, rules=(), **quality):
+    return Contract.model_validate({
+        "contract": {"name": "t", "version": "1.0.0"},
+        "dataset": {"name": "t"},
+        "schema": {"fields": fields},
+        "quality": {"rules": list(rules), **quality},
+    })
+
+
+def run(spark, rows, schema, fields, rules, mode="split", **kw):
+    from dq_governance.checks.engine import evaluate
+
+    result = evaluate(spark.createDataFrame(rows, schema), contract(fields, rules), mode=mode, **kw)
+    result.release()
+    return result
+
+
+def test_registry_covers_every_rule_type():
+    from dq_governance.checks.registry import REGISTRY
+
+    assert set(REGISTRY) == set(RULE_TYPES)
+
+
+def test_not_null_any_column(spark):
+    r = run(spark, [(1, "x"), (None, "y"), (3, None), (None, None)], "a long, b string",
+            [{"name": "a", "type": "long"}, {"name": "b"}], [{"type": "not_null", "columns": ["a", "b"]}])
+    assert r.rule("a_b_not_null").failed_count == 3 and r.valid_rows == 1
+
+
+def test_unique_single_nulls_never_collide(spark):
+    r = run(spark, [(1,), (2,), (2,), (3,), (None,), (None,)], "id long", [{"name": "id", "type": "long"}],
+            [{"type": "unique", "column": "id"}])
+    assert r.rule("id_unique").failed_count == 2 and r.valid_rows == 4
+
+
+def test_unique_composite(spark):
+    rows = [(1, 1), (1, 1), (1, 2), (None, 1), (None, 1), (2, None), (2, None)]
+    r = run(spark, rows, "a long, b long", [{"name": "a", "type": "long"}, {"name": "b", "type": "long"}],
+            [{"type": "unique", "columns": ["a", "b"]}])
+    assert r.rule("a_b_unique").failed_count == 2
+
+
+@pytest.mark.parametrize("rule, expected", [
+    ({"type": "range", "column": "v", "min": 0, "max": 10}, 2),
+    ({"type": "range", "column": "v", "min": 0, "max": 10, "min_exclusive": True}, 3),
+    ({"type": "range", "column": "v", "max": 10, "max_exclusive": True}, 2),
+])
+def test_range(spark, rule, expected):
+    r = run(spark, [(-1.0,), (0.0,), (5.0,), (10.0,), (11.0,), (None,)], "v double",
+            [{"name": "v", "type": "double"}], [rule])
+    assert r.rule("v_range").failed_count == expected
+
+
+def test_regex_allowed_values_length(spark):
+    rows = [("SKU-0001", "A", "ab"), ("SKU-12", "B", "abc"), ("x", "C", "abcdef"), (None, None, None)]
+    r = run(spark, rows, "p string, s string, n string", [{"name": "p"}, {"name": "s"}, {"name": "n"}], [
+        {"type": "regex", "column": "p", "pattern": "^SKU-[0-9]{4}$"},
+        {"type": "allowed_values", "column": "s", "values": ["A", "B"]},
+        {"type": "length", "column": "n", "min": 3, "max": 5},
+    ])
+    assert (r.rule("p_regex").failed_count, r.rule("s_allowed_values").failed_count,
+            r.rule("n_length").failed_count) == (2, 1, 2)
+
+
+def test_allowed_values_numeric_column(spark):
+    r = run(spark, [("1",), ("2",), ("3",), ("x",)], "v string", [{"name": "v", "type": "int"}],
+            [{"type": "allowed_values", "column": "v", "values": [1, 2]}])
+    # "x" is a type violation only; 3 is outside the list.
+    assert (r.rule("v_allowed_values").failed_count, r.rule("v_type").failed_count) == (1, 1)
+
+
+def test_format_rule(spark):
+    r = run(spark, [("ana@example.com",), ("davi@example",), (None,)], "e string",
+            [{"name": "e", "format": "email"}], [])
+    assert r.rule("e_format").failed_count == 1
+
+
+def test_type_conformance_from_text(spark):
+    rows = [("1", "2026-01-31"), ("abc", "2026-02-30"), ("", "31/01/2026"), (None, ""), (" 7 ", None), ("9x", "2026-12-01")]
+    r = run(spark, rows, "n string, d string",
+            [{"name": "n", "type": "long"}, {"name": "d", "type": "date", "date_format": "yyyy-MM-dd"}], [])
+    assert r.rule("n_type").failed_count == 2  # abc, 9x; blank and null are not type violations
+    assert r.rule("d_type").failed_count == 2  # 2026-02-30, 31/01/2026
+    assert r.rule("n_type").expected == "type long"
+
+
+def test_type_rule_same_type_cannot_fail(spark):
+    r = run(spark, [(1,), (None,)], "n long", [{"name": "n", "type": "long", "required": True}], [])
+    assert r.rule("n_type").failed_count == 0 and r.rule("n_not_null").failed_count == 1
+
+
+def test_expression_false_violates_null_does_not(spark):
+    r = run(spark, [(1, 2), (3, 2), (None, 1)], "a long, b long",
+            [{"name": "a", "type": "long"}, {"name": "b", "type": "long"}],
+            [{"type": "expression", "name": "a_lt_b", "expression": "a < b"}])
+    assert r.rule("a_lt_b").failed_count == 1 and r.rule("a_lt_b").content == "a < b"
+
+
+def test_foreign_key(spark, tmp_path):
+    ref = tmp_path / "ref.csv"
+    ref.write_text("id,name\n1,a\n2,b\n3,c\n3,c\n")
+    r = run(spark, [("1",), ("2",), ("4",), (None,), ("5",), ("2",)], "k string", [{"name": "k", "type": "long"}],
+            [{"type": "foreign_key", "column": "k", "reference": {"path": str(ref), "format": "csv", "column": "id"}}])
+    assert r.rule("k_foreign_key").failed_count == 2 and r.total_rows == 6  # the join never multiplies rows
+
+
+def test_row_count(spark):
+    r = run(spark, [(1,), (2,), (3,)], "a long", [{"name": "a", "type": "long"}], [
+        {"type": "row_count", "name": "rc_ok", "min": 1},
+        {"type": "row_count", "name": "rc_bad", "must_be": ">= 5"},
+        {"type": "row_count", "name": "rc_max", "max": 2},
+    ])
+    assert (r.rule("rc_ok").passed, r.rule("rc_ok").metric_value) == (True, 3.0)
+    assert (r.rule("rc_bad").passed, r.rule("rc_bad").status) == (False, "failed")
+    assert not r.rule("rc_max").passed and "above max 2" in r.rule("rc_max").message
+    assert not r.gate.passed  # failed error dataset rules block
+
+
+def test_missing_invalid_duplicate_metrics(spark):
+    rows = [(1, "A", "x"), (1, "C", "y"), (2, "D", None), (None, None, "z")]
+    r = run(spark, rows, "k long, s string, m string",
+            [{"name": "k", "type": "long"}, {"name": "s"}, {"name": "m"}], [
+                {"type": "missing_count", "column": "m", "must_be": "= 0"},
+                {"type": "missing_percent", "column": "m", "must_be": "< 30%"},
+                {"type": "invalid_count", "column": "s", "valid_values": ["A", "B"], "must_be": "<= 1"},
+                {"type": "invalid_percent", "column": "s", "valid_regex": "^[AB]$", "must_be": "<= 50%"},
+                {"type": "duplicate_count", "column": "k", "must_be": "= 0", "severity": "warn"},
+                {"type": "duplicate_percent", "column": "k", "must_be": "< 60%", "warn": "= 0"},
+            ])
+    mc, mp = r.rule("m_missing_count"), r.rule("m_missing_percent")
+    assert (mc.failed_count, mc.metric_value, mc.passed) == (1, 1.0, False)
+    assert (mp.failed_count, mp.metric_value, mp.passed) == (1, 25.0, True)
+    ic, ip = r.rule("s_invalid_count"), r.rule("s_invalid_percent")
+    assert (ic.failed_count, ic.metric_value, ic.passed) == (2, 2.0, False)
+    assert (ip.failed_count, ip.metric_value, ip.passed) == (2, 50.0, True)
+    dc, dp = r.rule("k_duplicate_count"), r.rule("k_duplicate_percent")
+    assert (dc.failed_count, dc.passed, dc.status) == (2, False, "warned")  # severity warn
+    assert (dp.metric_value, dp.passed, dp.status) == (50.0, True, "warned")
+    # offending rows of error-severity metric rules are invalid: rows 1-2 (dup k), 2-3 (invalid s), 3 (missing m);
+    # row 4 has null k and s, which are neither duplicates nor invalid values.
+    assert r.valid_rows == 1
+
+
+def test_aggregates(spark):
+    rows = [(1.0,), (2.0,), (3.0,), (4.0,), (None,)]
+    r = run(spark, rows, "v double", [{"name": "v", "type": "double"}], [
+        {"type": "avg", "column": "v", "must_be": "between 2 and 3"},
+        {"type": "sum", "column": "v", "must_be": "> 10"},
+        {"type": "min", "column": "v", "must_be": ">= 1"},
+        {"type": "max", "column": "v", "must_be": "< 4", "severity": "warn"},
+        {"type": "stddev", "column": "v", "must_be": "< 2", "warn": "< 1"},
+    ])
+    assert (r.rule("v_avg").metric_value, r.rule("v_avg").status) == (2.5, "passed")
+    assert (r.rule("v_sum").metric_value, r.rule("v_sum").status) == (10.0, "failed")
+    assert (r.rule("v_min").metric_value, r.rule("v_min").status) == (1.0, "passed")
+    assert (r.rule("v_max").metric_value, r.rule("v_max").status) == (4.0, "warned")
+    std = r.rule("v_stddev")
+    assert std.metric_value == pytest.approx(statistics.stdev([1, 2, 3, 4])) and std.status == "warned"
+
+
+def test_filter_restricts_rules(spark):
+    rows = [("X", None, 5.0), ("Y", None, -1.0), ("X", 1, -2.0), ("X", 2, 1.0)]
+    r = run(spark, rows, "kind string, a long, v double",
+            [{"name": "kind"}, {"name": "a", "type": "long"}, {"name": "v", "type": "double"}], [
+                {"type": "not_null", "column": "a", "filter": "kind = 'X'"},
+                {"type": "range", "column": "v", "min": 0, "filter": "kind = 'X'"},
+                {"type": "row_count", "name": "x_rows", "filter": "kind = 'X'", "must_be": "= 3"},
+                {"type": "avg", "column": "v", "filter": "kind = 'X'", "must_be": "> 1"},
+            ])
+    assert (r.rule("a_not_null").failed_count, r.rule("v_range").failed_count) == (1, 1)
+    assert r.rule("x_rows").metric_value == 3.0 and r.rule("x_rows").passed
+    assert r.rule("v_avg").metric_value == pytest.approx(4 / 3)
+
+
+def test_freshness(spark):
+    from pyspark.sql import functions as F
+
+    from dq_governance.checks.engine import evaluate
+
+    df = spark.range(1).select((F.current_timestamp() - F.expr("INTERVAL 2 HOURS")).alias("ts"))
+    c = contract([{"name": "ts", "type": "timestamp"}], [
+        {"type": "freshness", "name": "fresh_day", "column": "ts", "must_be": "< 1d"},
+        {"type": "freshness", "name": "fresh_hour", "column": "ts", "must_be": "< 1h"},
+    ])
+    r = evaluate(df, c, mode="counts")
+    day, hour = r.rule("fresh_day"), r.rule("fresh_hour")
+    assert day.passed and not hour.passed
+    assert 7190 <= day.metric_value <= 7300  # seconds since the newest value (wall clock moves while running)
+
+
+def test_schema_rule(spark):
+    r = run(spark, [(1, "a")], "a long, b string", [{"name": "a", "type": "long"}], [
+        {"type": "schema", "name": "s_ok", "required_columns": ["a"], "column_types": {"a": "bigint", "b": "string"}},
+        {"type": "schema", "name": "s_bad", "required_columns": ["a", "zz"], "column_types": {"b": "int"}},
+    ])
+    assert r.rule("s_ok").passed
+    bad = r.rule("s_bad")
+    assert (bad.passed, bad.metric_value) == (False, 2.0)
+    assert bad.message == "missing column zz; column b is string, expected int"
+
+
+@pytest.mark.parametrize("mode", ["split", "counts"])
+def test_sql_rule_over_validation_df(spark, mode):
+    rows = [(1, 2), (3, 2)]
+    r = run(spark, rows, "a long, b long", [{"name": "a", "type": "long"}, {"name": "b", "type": "long"}], [
+        {"type": "sql", "name": "ends_after_start", "query": "SELECT COUNT(*) = 0 FROM _validation_df WHERE b < a",
+         "error_message": "Contracts ending before they start"},
+        {"type": "sql", "name": "has_rows", "query": "SELECT COUNT(*) = 2 FROM _validation_df"},
+    ], mode=mode)
+    bad = r.rule("ends_after_start")
+    assert (bad.passed, bad.message, bad.metric_value) == (False, "Contracts ending before they start", 0.0)
+    assert r.rule("has_rows").passed
+
+
+def test_reconcile(spark, tmp_path):
+    source = tmp_path / "src.csv"
+    source.write_text("id,amount\n1,10.00\n2,20.00\n3,30.01\n")
+    ok = {"type": "reconcile", "name": "rec_ok", "source": {"path": str(source)}, "sum_columns": ["amount"],
+          "tolerance": 0.02}
+    strict = {"type": "reconcile", "name": "rec_strict", "source": {"path": str(source)}, "sum_columns": ["amount"]}
+    r = run(spark, [("1", "10.00"), ("2", "20.00"), ("3", "30.00")], "id string, amount string",
+            [{"name": "id", "type": "long"}, {"name": "amount", "type": "decimal(12,2)"}], [ok, strict])
+    assert r.rule("rec_ok").passed and r.rule("rec_ok").metric_value == pytest.approx(0.01)
+    assert not r.rule("rec_strict").passed and "sum(amount) differs from source by 0.01" in r.rule("rec_strict").message
+    r2 = run(spark, [("1", "10.00"), ("2", "20.00")], "id string, amount string",
+             [{"name": "id", "type": "long"}, {"name": "amount", "type": "decimal(12,2)"}], [ok])
+    assert not r2.rule("rec_ok").passed and "row count 2 differs from source 3" in r2.rule("rec_ok").message
+
+
+def test_volume_without_and_with_history(spark):
+    fields = [{"name": "a", "type": "long"}]
+    rows = [(i,) for i in range(10)]
+    rule = {"type": "volume", "name": "vol", "min_history": 3}
+    skipped = run(spark, rows, "a long", fields, [rule]).rule("vol")
+    assert (skipped.status, skipped.passed, skipped.message) == ("skipped", True, "skipped: no history (0 of 3 runs needed)")
+    steady = run(spark, rows, "a long", fields, [rule], volume_history=[9, 10, 11, 10]).rule("vol")
+    assert steady.passed and steady.metric_value == 10.0
+    drop = run(spark, rows, "a long", fields, [rule], volume_history=[100, 102, 98, 101]).rule("vol")
+    assert not drop.passed and drop.status == "failed"
+    assert math.isclose(float(drop.message.split("robust z ")[1].rstrip(")")), 0.6745 * (100.5 - 10) / 1.0, rel_tol=1e-3)  # median 100.5, MAD 1

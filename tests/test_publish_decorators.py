@@ -1,0 +1,94 @@
+"""Lakeflow-style decorators: expect / expect_or_drop / expect_or_fail / expect_all / contract on the same engine."""
+
+from __future__ import annotations
+
+import pytest
+
+import dq_governance
+from dq_governance.errors import ContractError, GateFailedError
+
+pytestmark = pytest.mark.spark
+
+ROWS = [(1, 101, 150.0), (2, None, 20.0), (3, 103, -5.0), (4, 104, 0.0)]
+
+
+@pytest.fixture()
+def orders_frame(spark):
+    return lambda: spark.createDataFrame(ROWS, "pedido_id long, cliente_id long, valor double")
+
+
+def test_expect_keeps_rows_and_expect_or_drop_leaves_them_out(orders_frame):
+    @dq_governance.expect("non_negative", "valor >= 0")
+    @dq_governance.expect_or_drop("has_customer", "cliente_id IS NOT NULL")
+    def orders():
+        return orders_frame()
+
+    out = orders()
+    result = orders.last_result
+    assert sorted(r["pedido_id"] for r in out.collect()) == [1, 3, 4]  # order 2 dropped, order 3 kept
+    assert [r.name for r in result.rules] == ["non_negative", "has_customer"]  # source order
+    assert (result.rule("non_negative").failed_count, result.rule("non_negative").status) == (1, "warned")
+    assert (result.rule("has_customer").failed_count, result.rule("has_customer").action) == (1, "drop")
+    assert (result.total_rows, result.valid_rows, result.invalid_rows) == (4, 3, 1)
+    assert result.quarantine_df.select("pedido_id").collect()[0]["pedido_id"] == 2
+    rows = result.report_rows()
+    assert [(r["check_name"], r["failed_count"], r["severity"]) for r in rows] == [
+        ("non_negative", 1, "warn"), ("has_customer", 1, "error")]
+    assert orders.__name__ == "orders"
+    result.release()
+
+
+def test_expect_all_and_expect_or_fail(orders_frame):
+    @dq_governance.expect_or_fail("positive_id", "pedido_id > 0")
+    @dq_governance.expect_all({"small": "valor < 1000", "customer_known": "cliente_id IS NOT NULL"})
+    def ok():
+        return orders_frame()
+
+    assert ok().count() == 4  # expect_all only records
+    assert ok.last_result.rule("customer_known").failed_count == 1
+    ok.last_result.release()
+
+    @dq_governance.expect_or_fail("non_negative", "valor >= 0")
+    def strict():
+        return orders_frame()
+
+    with pytest.raises(GateFailedError, match="rule non_negative failed with action fail") as caught:
+        strict()
+    assert caught.value.result is strict.last_result
+    assert strict.last_result.rule("non_negative").failed_count == 1
+    strict.last_result.release()
+
+
+def test_contract_decorator_checks_the_whole_contract(spark, repo, monkeypatch):
+    @dq_governance.contract(str(repo / "contracts/orders.yaml"))
+    def seed_orders():
+        return spark.read.option("header", True).csv(str(repo / "examples/data/orders.csv"))
+
+    with pytest.raises(GateFailedError, match="minimum_valid_ratio 0.99") as caught:
+        seed_orders()
+    result = caught.value.result
+    assert (result.total_rows, result.valid_rows, result.invalid_rows) == (7, 1, 6)
+    result.release()
+
+    @dq_governance.expect("cheap", "CAST(valor AS DOUBLE) < 200")
+    @dq_governance.contract(str(repo / "contracts/sales.yaml"))
+    def sales():
+        return spark.read.option("header", True).csv(str(repo / "examples/data/sales.csv"))
+
+    out = sales()
+    assert out.count() == 3 and sales.last_result.rule("cheap").failed_count == 2
+    assert sales.last_result.contract_name == "sales"
+    sales.last_result.release()
+
+
+def test_bad_expectations_are_contract_errors(repo):
+    with pytest.raises(ContractError, match="needs a name and a SQL boolean"):
+        dq_governance.expect("x", "  ")
+
+    @dq_governance.expect("pedido_id_unique", "true")
+    @dq_governance.contract(str(repo / "contracts/orders.yaml"))
+    def clash():
+        raise AssertionError("not called")
+
+    with pytest.raises(ContractError, match="already a rule of contract orders"):
+        clash.build_contract()

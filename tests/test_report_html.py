@@ -1,0 +1,191 @@
+"""`dqgov report`: indicators, the HTML page and its charts, in Python and in headless Chromium."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import struct
+import subprocess
+from datetime import datetime, timezone
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from _observe_history import write_history
+from dq_governance.cli import main
+from dq_governance.observe.history import read_history_rows, runs
+from dq_governance.observe.indicators import indicators
+from dq_governance.observe.report_html import never_failing, render_report
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture()
+def history(tmp_path):
+    return write_history(tmp_path / "report")
+
+
+class _Marks(HTMLParser):
+    """Collects elements carrying data-* attributes, by tag."""
+
+    def __init__(self):
+        super().__init__()
+        self.elements: list[tuple[str, dict]] = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if any(k.startswith("data-") for k in attrs) or "id" in attrs:
+            self.elements.append((tag, attrs))
+
+
+def marks(html: str) -> list[tuple[str, dict]]:
+    parser = _Marks()
+    parser.feed(html)
+    return parser.elements
+
+
+def test_history_is_read_without_spark_and_folded_into_runs(history):
+    rows = read_history_rows(history)
+    assert len(rows) == 6 * 5 + 2
+    summaries = runs(rows)
+    assert [r.run_id for r in summaries] == [
+        "orders-run-1", "orders-run-2", "orders-run-3", "orders-run-4", "orders-run-5", "customers-run-1",
+        "orders-run-6", "customers-run-2"]
+    assert summaries[-2].schema == {"pedido_id": "string", "status": "string"}
+    assert summaries[-1].schema == {"id": "string", "email": "string"} and summaries[-1].gate_passed is True
+    assert [r.run_id for r in runs(read_history_rows(history, pipeline="customers"))] == [
+        "customers-run-1", "customers-run-2"]
+
+
+def test_indicators_have_exact_values_for_the_fixed_history(history):
+    found = {i.key: i for i in indicators(runs(read_history_rows(history, pipeline="orders")))}
+    assert (found["valid_record_ratio"].numerator, found["valid_record_ratio"].denominator) == (542, 550)
+    assert found["valid_record_ratio"].latest == 1.0
+    assert (found["null_rate"].numerator, found["null_rate"].denominator, found["null_rate"].latest) == (0, 550, 0.0)
+    assert (found["duplicate_rate"].numerator, found["duplicate_rate"].denominator) == (4, 550)
+    assert found["freshness"].latest == 7200.0 and found["freshness"].show(7200.0) == "2h"
+    assert (found["freshness"].numerator, found["freshness"].denominator) == (5, 6)
+    assert found["schema_compatibility"].overall is None  # no schema rule in this pipeline: n/a, not 0
+    assert (found["volume_anomaly"].numerator, found["volume_anomaly"].denominator) == (1, 1)  # runs 1-5 skipped
+    assert (found["quality_gate_failures"].numerator, found["quality_gate_failures"].denominator) == (4, 6)
+    assert (found["contract_violations"].numerator, found["contract_violations"].denominator) == (6, 25)
+    assert found["contract_violations"].latest == pytest.approx(2 / 5)
+    every = {i.key: i for i in indicators(runs(read_history_rows(history)))}
+    assert (every["schema_compatibility"].numerator, every["schema_compatibility"].denominator) == (0, 1)
+    assert all(i.definition and i.denominator_text for i in every.values())
+
+
+def test_never_failing_rules():
+    assert never_failing(runs(_rows_for("orders"))) == [("orders", "pedido_id_not_null", 6)]
+
+
+def _rows_for(pipeline):
+    from _observe_history import history_rows
+
+    return [r for r in history_rows() if r["pipeline"] == pipeline]
+
+
+def test_page_has_the_charts_tables_and_values(history):
+    page = render_report(runs(read_history_rows(history, pipeline="orders")), source=str(history), pipeline="orders",
+                         generated_at=datetime(2026, 11, 7, tzinfo=timezone.utc))
+    assert "<script" not in page and "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    elements = marks(page)
+    ids = {a["id"] for _t, a in elements if "id" in a}
+    assert {"chart-failure-rate", "chart-failed-count", "chart-valid-ratio", "chart-never-fail", "indicators"} <= ids
+    points = [(a["data-series"], a["data-x"], a["data-value"]) for t, a in elements if t == "circle"]
+    failed = [v for s, _x, v in points if s == "orders"][:6]
+    assert failed == ["3", "2", "0", "3", "0", "0"]  # failed_count trend
+    ratios = [v for s, _x, v in points if s == "orders"][6:]
+    assert ratios == ["0.970000", "0.980000", "1", "0.970000", "1", "1"]  # valid-record ratio
+    cells = {(a["data-rule"], a["data-run"]): a["data-rate"] for t, a in elements if a.get("class") == "cell"}
+    assert cells[("pedido_id_unique", "orders-run-1")] == "0.020000"
+    assert cells[("status_allowed_values", "orders-run-4")] == "0.030000"
+    assert cells[("freshness_sla", "orders-run-6")] == "1" and cells[("volume", "orders-run-2")] == "n/a"
+    assert [a["data-rule"] for t, a in elements if a.get("class") == "bar"] == ["pedido_id_not_null"]
+    latest = {a["data-rule"]: a["data-status"] for t, a in elements if t == "tr" and "data-status" in a}
+    assert latest == {"pedido_id_not_null": "passed", "pedido_id_unique": "passed",
+                      "status_allowed_values": "passed", "freshness_sla": "failed", "volume": "failed"}
+    indicator_rows = {a["data-indicator"]: a for t, a in elements if "data-indicator" in a}
+    assert len(indicator_rows) == 8 and indicator_rows["quality_gate_failures"]["data-overall"] == "0.666667"
+
+
+def test_cli_writes_the_page_and_rejects_a_missing_history(history, tmp_path, capsys):
+    out = tmp_path / "r" / "report.html"
+    assert main(["report", "--history", str(history), "-o", str(out)]) == 0
+    assert capsys.readouterr().out.strip() == f"wrote {out}: 8 run(s), 2 pipeline(s)"
+    assert out.read_text().count('class="latest"') == 2  # the latest run of each pipeline
+    assert main(["report", "--history", str(tmp_path / "nope"), "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("dqgov: error: ") and "nope: no report history here" in err
+    assert main(["report", "--history", str(history), "--pipeline", "ghost", "-o", str(out)]) == 2
+    assert "no runs in the report history for pipeline ghost" in capsys.readouterr().err
+
+
+@pytest.mark.spark
+def test_history_written_by_the_engine_writer_reads_back_without_spark(spark, tmp_path):
+    from _observe_history import history_rows
+    from dq_governance.publish.report import write_report
+
+    rows = [r for r in history_rows() if r["run_id"] in ("orders-run-6", "customers-run-2")]
+    for run_id in ("orders-run-6", "customers-run-2"):
+        write_report(spark, [r for r in rows if r["run_id"] == run_id], str(tmp_path / "h"))
+    back = runs(read_history_rows(tmp_path / "h"))
+    assert [(r.run_id, r.total_rows, r.valid_rows, r.gate_passed) for r in back] == [
+        ("customers-run-2", 10, 10, True), ("orders-run-6", 50, 50, False)]
+    assert back[0].schema == {"id": "string", "email": "string"}
+    assert back[1].validated_at == datetime(2026, 11, 6, 6, 0, tzinfo=timezone.utc)
+
+
+# -- in a real browser --------------------------------------------------------------------------
+
+
+def _chromium() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if shutil.which(name):
+            return shutil.which(name)
+    subprocess.run([str(REPO / "scripts" / "ensure-chromium.sh")], check=False, timeout=900)
+    return shutil.which("chromium")
+
+
+def _browser(browser: str, profile: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
+         *args],
+        capture_output=True, text=True, timeout=180)
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", head[16:24])
+
+
+@pytest.mark.integration
+def test_report_renders_in_headless_chromium_with_scripts_off(history, tmp_path):
+    browser = _chromium()
+    if browser is None:
+        pytest.skip("Chromium is not installed and could not be installed (scripts/ensure-chromium.sh)")
+    out = tmp_path / "report.html"
+    assert main(["report", "--history", str(history), "-o", str(out)]) == 0
+    # --dump-dom serialises through script, so this run keeps it on; the page has none (its CSP forbids any)
+    dom = _browser(browser, tmp_path / "p1", "--dump-dom", out.as_uri())
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    html = dom.stdout
+    assert re.search(r'<body[^>]*data-runs="8"[^>]*data-pipelines="2"', html)
+    elements = marks(html)
+    svgs = [a["id"] for t, a in elements if t == "svg"]
+    assert svgs == ["chart-failure-rate", "chart-failed-count", "chart-valid-ratio", "chart-never-fail"]
+    orders = [a["data-value"] for t, a in elements if t == "circle" and a["data-series"] == "orders"]
+    assert orders == ["3", "2", "0", "3", "0", "0", "0.970000", "0.980000", "1", "0.970000", "1", "1"]
+    customers = [a["data-value"] for t, a in elements if t == "circle" and a["data-series"] == "customers"]
+    assert customers == ["0", "0", "1", "1"]
+    assert [a["data-rule"] for t, a in elements if a.get("class") == "bar"] == ["orders · pedido_id_not_null"]
+    assert sum(1 for t, a in elements if a.get("class") == "cell") == 6 * 5 + 2
+    shot = tmp_path / "report.png"
+    result = _browser(browser, tmp_path / "p2", f"--screenshot={shot}",
+                      "--window-size=1400,2600", "--hide-scrollbars", out.as_uri())
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert png_size(shot) == (1400, 2600)
+    assert shot.stat().st_size > 60_000  # charts and tables drawn, not a blank page
