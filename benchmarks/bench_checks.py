@@ -137,7 +137,8 @@ def main() -> None:
     args = parser.parse_args()
     spark = (
         SparkSession.builder.master(args.master).appName("bench-checks")
-        .config("spark.ui.enabled", "false").config("spark.driver.memory", args.memory)
+        .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.memory", args.memory)
         .config("spark.sql.shuffle.partitions", "8").config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.ansi.enabled", "true").getOrCreate()
     )

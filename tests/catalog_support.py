@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -132,12 +133,15 @@ class OMState:
     ids: dict[str, str] = field(default_factory=dict)  # entity name -> id to hand out
     counter: int = 0
 
+    lock: Any = field(default_factory=threading.Lock)
+
     def new_id(self, name: str) -> str:
-        """A preset id for `name` or a fresh deterministic one."""
+        """A preset id for `name` or a fresh one (the pusher calls from several threads)."""
         if name in self.ids:
             return self.ids[name]
-        self.counter += 1
-        return f"00000000-0000-4000-8000-{self.counter:012d}"
+        with self.lock:
+            self.counter += 1
+            return f"00000000-0000-4000-8000-{self.counter:012d}"
 
     def add_table(self, fqn: str, columns: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
         """An existing table as ingestion would have created it."""

@@ -477,3 +477,24 @@ def test_server_400_fails_that_contract_and_sync_keeps_going():
     assert "table spark_lake.default.sales.orders" in report.updated
     assert report.exit_code == 1
 
+
+
+@responses.activate
+def test_a_changed_contract_sends_only_the_changes():
+    st = OMState(version="1.9.11")
+    st.teams["data-platform"] = TEAM_ID
+    OMServer(responses.mock, st)
+    st.add_table(TINY, [{"name": "id", "dataType": "BIGINT"}, {"name": "email", "dataType": "STRING"}])
+    sync(pusher(), [tiny_contract()])
+    responses.calls.reset()
+    doc = tiny_contract().model_dump(by_alias=True, exclude_none=True)
+    doc["quality"]["rules"][0]["min"] = 5
+    doc["schema"]["fields"][0]["description"] = "Surrogate key"
+    report = sync(pusher(workers=1), [Contract.model_validate(doc)])
+    sent = [(c.request.method, c.request.url[len(OM_URL):], body_of(c)) for c in writes(responses.calls)]
+    assert [(m, p) for m, p, _ in sent] == [("PATCH", f"/api/v1/tables/{st.tables[TINY]['id']}"),
+                                            ("PUT", "/api/v1/dataQuality/testCases")]
+    assert sent[0][2] == [{"op": "add", "path": "/columns/0/description", "value": "Surrogate key"}]
+    assert sent[1][2]["parameterValues"] == [{"name": "minValue", "value": "5"}]
+    assert st.test_cases[f"{TINY}.tiny_rows"]["parameterValues"] == [{"name": "minValue", "value": "5"}]
+    assert sorted(report.updated) == [f"table {TINY}", f"testCase {TINY}.tiny_rows"]

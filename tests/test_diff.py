@@ -432,3 +432,25 @@ def test_odcs_property_removed_is_incompatible(tmp_path, repo, capsys):
     assert code == 1
     assert [(f["rule"], f["subject"]) for f in data["findings"]] == [("S6", "field cliente_id")]
     assert data["version_check"]["ok"] is True
+
+
+def test_lineage_matches_contract_by_file_path_as_spark_names_it(tmp_path, repo, monkeypatch, capsys):
+    # Spark's listener names a file dataset by its absolute path; the contract's dataset.path is relative
+    monkeypatch.chdir(repo)
+    csv = str((repo / "examples" / "data" / "orders.csv").resolve())
+    db = tmp_path / "spark.db"
+    with LineageGraph(db) as g:
+        g.ingest_event(run_event("mailing", [{"namespace": "file", "name": csv, "facets": {}}], [ds("crm.mailing", {
+            "ownership": owners("team:crm"),
+            "columnLineage": {"fields": {"email": {"inputFields": [
+                {"namespace": "file", "name": csv, "field": "email",
+                 "transformations": [{"type": "DIRECT", "subtype": "IDENTITY"}]}]}}}})]))
+    doc = yaml.safe_load((repo / "contracts" / "orders.yaml").read_text())
+    field(doc, "email")["masking"] = "redact"
+    doc["contract"]["version"] = "2.0.0"
+    new = write(tmp_path, "orders_v2.yaml", doc)
+    assert main(["diff", "contracts/orders.yaml", str(new), "--lineage", str(db), "--format", "json"]) == 0
+    [g3] = json.loads(capsys.readouterr().out)["findings"]
+    assert g3["rule"] == "G3"
+    assert [(c["dataset"], c["column"], c["owners"]) for c in g3["consumers"]] == [
+        ("crm.mailing", "email", ["team:crm"])]

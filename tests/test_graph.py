@@ -204,3 +204,39 @@ def test_unknown_contract_status_is_not_a_quality_status(graph):
     event = run_event("j", [], [ds("d", {"dqgov_dataContract": {"name": "x", "status": "<b>green</b>"}})])
     graph.ingest_event(event)
     assert graph.dataset(graph.find_datasets("d")[0][0])["quality_status"] is None
+
+
+def test_odd_facet_shapes_never_stop_the_ingest(graph):
+    odd = run_event("odd", [ds("in", {"ownership": ["team:x"], "tags": "pii", "schema": {"fields": {"a": 1}},
+                                      "documentation": "text"}, inputFacets={"dataQualityAssertions": []})],
+                    [ds("out", {"columnLineage": column_lineage({"a": [("in", "a", "DIRECT", "IDENTITY")]})})],
+                    job_facets={"ownership": "user:y"})
+    odd["run"]["facets"] = {"parent": "not-an-object"}
+    stats = graph.ingest_events([("odd", odd), ("next", fixture_events()[0])])
+    assert (stats.stored, stats.skipped) == (2, 0)
+    in_id = graph.find_datasets("in")[0][0]
+    assert graph.dataset(in_id)["owners"] == [] and graph.dataset(in_id)["quality_status"] is None
+    assert [f["name"] for f in graph.fields_of(in_id)] == ["a"]  # from the column lineage
+
+
+def test_two_writers_at_once(tmp_path):
+    import threading
+
+    path = tmp_path / "shared.db"
+    LineageGraph(path).close()
+    batches = [[(f"a{i}", run_event(f"a{i}", [ds("src")], [ds(f"a{i}")])) for i in range(300)],
+               [(f"b{i}", run_event(f"b{i}", [ds("src")], [ds(f"b{i}")])) for i in range(300)]]
+    results = []
+
+    def write(events):
+        with LineageGraph(path) as g:
+            results.append(g.ingest_events(events, batch=50).stored)
+
+    threads = [threading.Thread(target=write, args=(b,)) for b in batches]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert results == [300, 300]
+    with LineageGraph(path) as g:
+        assert g.counts()["datasets"] == 601 and g.counts()["io"] == 1200

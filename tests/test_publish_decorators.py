@@ -70,7 +70,7 @@ def test_contract_decorator_checks_the_whole_contract(spark, repo, monkeypatch):
     assert (result.total_rows, result.valid_rows, result.invalid_rows) == (7, 1, 6)
     result.release()
 
-    @dq_governance.expect("cheap", "CAST(valor AS DOUBLE) < 200")
+    @dq_governance.expect("cheap", "valor_total < 200")
     @dq_governance.contract(str(repo / "contracts/sales.yaml"))
     def sales():
         return spark.read.option("header", True).csv(str(repo / "examples/data/sales.csv"))

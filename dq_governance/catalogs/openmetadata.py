@@ -331,6 +331,10 @@ class OpenMetadataPusher(CatalogPusher):
 
     def _patch_table(self, contract: Contract, table: dict[str, Any], owners: list[dict[str, str]]) -> None:
         fqn = table["fullyQualifiedName"]
+        missing = [f.name for f in contract.fields if _find_column(table.get("columns") or [], f.name) is None]
+        if missing:
+            self.report.note(f"{fqn}: contract column(s) {', '.join(missing)} not in the OpenMetadata table; "
+                             "their descriptions and tags are not set")
         ops = table_patch(contract, table, owners)
         if ops:
             reply = self._write("PATCH", f"{API}/tables/{table['id']}", entity=f"table {fqn}", body=ops,

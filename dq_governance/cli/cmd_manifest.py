@@ -14,7 +14,8 @@ from dq_governance.cli.app import cli
 @click.option("--base-dir", default=None, metavar="DIR",
               help="Resolve relative dataset paths of the contracts against DIR (default: the current directory).")
 @click.option("--match", "matches", multiple=True, metavar="NAME=GLOB",
-              help="Also match contract NAME's dataset by this path glob (repeatable), e.g. orders=s3://lake/orders/**.")
+              help="Also match contract NAME's dataset by this path glob (repeatable), "
+                   "e.g. orders=s3://lake/orders/**.")
 def manifest_command(contracts_dir: str, output: str, base_dir: str | None, matches: tuple[str, ...]) -> int:
     """Compile the contracts of a directory into the manifest the dq-governance listener extension reads."""
     from dq_governance.lineage.manifest import compile_directory, parse_match_options, write_manifest

@@ -609,7 +609,9 @@ def check_version(old: Contract, new: Contract, overall: str, changed: bool, tab
     bump = version_bump(old.version, new.version)
     required = _REQUIRED[overall] if changed else "none"
     ok = bump != "downgrade" and _BUMP_RANK[bump] >= _BUMP_RANK[required]
-    if ok:
+    if ok and not changed:
+        detail = f"no changes, no bump needed ({old.version} -> {new.version})"
+    elif ok:
         detail = f"{old.version} -> {new.version} is a {bump.upper()} bump; {overall} changes need {required.upper()}"
     elif bump == "downgrade":
         detail = f"{old.version} -> {new.version} goes backwards"
@@ -642,10 +644,7 @@ def attach_consumers(report: DiffReport, old: Contract, graph: Any) -> None:
     """For each (potentially) incompatible finding, list downstream consumers from the lineage store."""
     from dq_governance.lineage.impact import Target, impact
 
-    candidates = graph.find_datasets(old.dataset.name, old.dataset.namespace)
-    if not candidates and old.dataset.namespace:
-        candidates = graph.find_datasets(old.dataset.name)
-    dataset = candidates[0] if len(candidates) == 1 else None
+    dataset = _lineage_dataset(old, graph)
     cache: dict[str | None, list[dict[str, Any]]] = {}
     for finding in report.findings:
         if RANK[finding.change_class] < RANK["potentially"]:
@@ -658,10 +657,24 @@ def attach_consumers(report: DiffReport, old: Contract, graph: Any) -> None:
             field_id = graph.find_field(dataset[0], column) if column else None
             target = Target(dataset[0], dataset[1], dataset[2], column if field_id else None, field_id)
             result = impact(graph, target, "downstream")
+            unknown_column = column is not None and field_id is None  # lineage has no column: dataset level
             cache[column] = [{"namespace": h.namespace, "dataset": h.dataset, "column": h.column,
-                              "owners": h.owners, "jobs": h.jobs, "coarse": h.coarse, "distance": h.distance,
-                              "quality_status": h.quality_status} for h in result.hits]
+                              "owners": h.owners, "jobs": h.jobs, "coarse": h.coarse or unknown_column,
+                              "distance": h.distance, "quality_status": h.quality_status} for h in result.hits]
         finding.consumers = cache[column]
+
+
+def _lineage_dataset(contract: Contract, graph: Any) -> tuple[int, str, str] | None:
+    """The contract's dataset in the store: by name (and namespace), else by its file path as Spark names it."""
+    ds = contract.dataset
+    tries = [(ds.name, ds.namespace), (ds.name, None)]
+    if ds.path:
+        tries.append((str(Path(ds.path).resolve()), "file"))
+    for name, namespace in tries:
+        found = graph.find_datasets(name, namespace)
+        if len(found) == 1:
+            return found[0]
+    return None
 
 
 # --------------------------------------------------------------------------- rendering

@@ -53,7 +53,9 @@ def resolve_manifest(contract: Any = None, source: str | Path | None = None) -> 
 
     With no source: DQGOV_MANIFEST, else the session's contract compiled into .dqgov/manifests/.
     """
-    from dq_governance.lineage.manifest import compile_directory, compile_manifest, entry, write_manifest
+    from dq_governance.lineage.manifest import (
+        compile_directory, compile_manifest, entry, manifest_document, write_manifest,
+    )
 
     source = source or os.environ.get(MANIFEST_ENV)
     if source is not None:
@@ -65,17 +67,13 @@ def resolve_manifest(contract: Any = None, source: str | Path | None = None) -> 
             compiled = compile_manifest([path])
             return str(write_manifest(compiled.document, _cache_path(path.resolve())))
         if not path.is_file():
-            raise ConfigError(f"{source}: no such manifest; compile one with `dqgov manifest CONTRACTS_DIR -o {source}`")
+            raise ConfigError(f"{source}: no such manifest; compile one with "
+                              f"`dqgov manifest CONTRACTS_DIR -o {source}`")
         return str(path.resolve())
     if contract is None:
         raise ConfigError(f"enrich=True needs a manifest: pass enrich='manifest.json' (or a contracts directory), "
                           f"a contract, or set {MANIFEST_ENV}")
-    from dq_governance.lineage.manifest import MANIFEST_VERSION
-    from dq_governance.lineage import facets as F
-
-    document = {"manifestVersion": MANIFEST_VERSION, "generator": f"dq-governance {__version__}",
-                "producer": F.PRODUCER, "contractFacetSchemaURL": F.CONTRACT_FACET_SCHEMA_URL,
-                "contracts": [entry(contract)]}
+    document = manifest_document([entry(contract)])
     return str(write_manifest(document, MANIFEST_CACHE / f"{contract.name}-{contract.version}.json"))
 
 

@@ -200,9 +200,9 @@ def validate_event(event: Any) -> float:
 
 def _validate_dataset(dataset: Any, side: str, index: int | None) -> None:
     if type(dataset) is dict and _is_name(dataset.get("namespace")) and _is_name(dataset.get("name")):
-        facets = dataset.get("facets")
-        if (facets is None or type(facets) is dict) and all(
-                type(dataset.get(k)) is dict for k in ("inputFacets", "outputFacets") if dataset.get(k) is not None):
+        facets, input_facets, output_facets = dataset.get("facets"), dataset.get("inputFacets"), dataset.get("outputFacets")
+        if ((facets is None or type(facets) is dict) and (input_facets is None or type(input_facets) is dict)
+                and (output_facets is None or type(output_facets) is dict)):
             lineage = facets.get("columnLineage") if facets else None
             if lineage is not None:
                 _validate_lineage(lineage, side, index)
@@ -246,9 +246,12 @@ def _input_fields_ok(items: Any) -> bool:
                 and type(field_) is str):
             return False
         transformations = item.get("transformations")
-        if transformations is not None and not (
-                type(transformations) is list and all(type(t) is dict for t in transformations)):
-            return False
+        if transformations is not None:
+            if type(transformations) is not list:
+                return False
+            for t in transformations:
+                if type(t) is not dict:
+                    return False
     return True
 
 
@@ -276,14 +279,19 @@ def quality_status(dataset: dict) -> str | None:
     contract = facets.get(CONTRACT_FACET)
     if isinstance(contract, dict) and str(contract.get("status", "")).lower() in QUALITY_STATUSES:
         return str(contract["status"]).lower()
-    for container in (dataset.get("inputFacets") or {}, facets):
-        assertions = (container.get("dataQualityAssertions") or {}).get("assertions")
+    for container in (_obj(dataset.get("inputFacets")), facets):
+        assertions = _obj(container.get("dataQualityAssertions")).get("assertions")
         if isinstance(assertions, list) and assertions:
             failed = [a for a in assertions if isinstance(a, dict) and a.get("success") is False]
             if not failed:
                 return "passed"
             return "warned" if all(str(a.get("severity", "error")).lower() == "warn" for a in failed) else "failed"
     return None
+
+
+def _obj(value: Any) -> dict:
+    """A facet (or part of one) as a dict; anything else reads as empty, so odd facets never stop an ingest."""
+    return value if isinstance(value, dict) else {}
 
 
 def _strip_meta(facet: dict) -> dict:
@@ -307,11 +315,19 @@ def _flatten_schema(fields_: Any, prefix: str = "") -> list[tuple[str, str | Non
     return out
 
 
-def _edge_kinds(item: dict) -> list[tuple[str, str]]:
+_NO_KIND = (("", ""),)
+
+
+def _edge_kinds(item: dict) -> tuple[tuple[str, str], ...] | list[tuple[str, str]]:
     """(type, subtype) pairs of an input field; '' where the producer gave none."""
     transformations = item.get("transformations")
     if not transformations:
-        return [("", "")]
+        return _NO_KIND
+    if len(transformations) == 1:  # the common case, without building a list per edge
+        t = transformations[0]
+        kind, sub = t.get("type"), t.get("subtype")
+        if type(kind) is str and type(sub) is str:
+            return ((kind.upper(), sub.upper()),)
     return [(str(t.get("type") or "").upper(), str(t.get("subtype") or "").upper()) for t in transformations]
 
 
@@ -439,7 +455,7 @@ class LineageGraph:
         stats = IngestStats()
         pending = 0
         self._rows: dict[str, list[tuple]] = {table: [] for table in _BATCHED}
-        self.db.execute("BEGIN")
+        self.db.execute("BEGIN IMMEDIATE")  # take the write lock now: a second writer waits, never fails late
         try:
             for where, event, raw in items:
                 stats.read += 1
@@ -459,7 +475,7 @@ class LineageGraph:
                     self._flush()
                     self.db.execute("COMMIT")
                     self._bounded()
-                    self.db.execute("BEGIN")
+                    self.db.execute("BEGIN IMMEDIATE")
                     pending = 0
             self._flush()
             self.db.execute("COMMIT")
@@ -493,7 +509,7 @@ class LineageGraph:
             return True
         job = event["job"]
         job_id = self.job_id(job["namespace"], job["name"])
-        owners = ((job.get("facets") or {}).get("ownership") or {}).get("owners")
+        owners = _obj(_obj(job.get("facets")).get("ownership")).get("owners")
         if isinstance(owners, list):
             self.db.execute(
                 "UPDATE jobs SET owners = ?, owners_time = ? WHERE id = ? AND (owners_time IS NULL OR owners_time <= ?)",
@@ -513,7 +529,8 @@ class LineageGraph:
         return True
 
     def _store_run(self, run: dict, job_id: int, state: str, when: float) -> None:
-        parent = (((run.get("facets") or {}).get("parent") or {}).get("run") or {}).get("runId")
+        parent = _obj(_obj(_obj(run.get("facets")).get("parent")).get("run")).get("runId")
+        parent = parent if isinstance(parent, str) else None
         start = when if state == "START" else None
         end = when if _STATE_RANK.get(state) == 2 else None
         if self.db.execute(
@@ -540,14 +557,14 @@ class LineageGraph:
         if not facets and not dataset.get("inputFacets"):
             return dataset_id
         facets = facets or {}
-        schema_fields = (facets.get("schema") or {}).get("fields")
+        schema_fields = _obj(facets.get("schema")).get("fields")
         if schema_fields:
             self._schema_fields(dataset_id, _flatten_schema(schema_fields))
         updates: list[tuple[str, Any]] = []
-        owners = (facets.get("ownership") or {}).get("owners")
+        owners = _obj(facets.get("ownership")).get("owners")
         if isinstance(owners, list):
             updates.append(("owners", json.dumps(_owner_names(owners))))
-        tags = (facets.get("tags") or {}).get("tags")
+        tags = _obj(facets.get("tags")).get("tags")
         if isinstance(tags, list):
             updates.append(("tags", json.dumps(self._store_tags(dataset_id, tags, when))))
         status = quality_status(dataset)
@@ -556,7 +573,7 @@ class LineageGraph:
         contract = facets.get(CONTRACT_FACET)
         if isinstance(contract, dict):
             updates.append(("contract", json.dumps(_strip_meta(contract), sort_keys=True)))
-        description = (facets.get("documentation") or {}).get("description")
+        description = _obj(facets.get("documentation")).get("description")
         if isinstance(description, str):
             updates.append(("description", description))
         for column, value in updates:
@@ -617,7 +634,7 @@ class LineageGraph:
         for name in (info.owner, info.steward):
             if name and name not in owners and name.split(":", 1)[-1] not in owners:
                 owners.append(name)
-        self.db.execute("BEGIN")
+        self.db.execute("BEGIN IMMEDIATE")
         try:
             row = self.db.execute("SELECT owners, contract FROM datasets WHERE id = ?", (dataset_id,)).fetchone()
             existing = json.loads(row[1]) if row and row[1] else {}

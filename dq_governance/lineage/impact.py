@@ -407,7 +407,7 @@ svg text {{ font: 12px sans-serif; }}
 def render_html(result: ImpactResult) -> str:
     """A self-contained page (inline SVG and CSS, no external resources) drawing the impacted subgraph."""
     nodes, edges = _graph_parts(result)
-    box_w, box_h, gap_x, gap_y, margin = 240, 44, 90, 24, 20
+    box_w, box_h, gap_x, gap_y, margin = 240, 44, 150, 24, 20
     columns: dict[int, list[dict[str, Any]]] = {}
     for n in nodes:
         columns.setdefault(n["distance"], []).append(n)
@@ -424,7 +424,7 @@ def render_html(result: ImpactResult) -> str:
         classes = "node" + (" target" if n["target"] else "") + (" pii" if n["pii"] else "")
         status = n["status"] or "unknown"
         fill = STATUS_COLOURS.get(n["status"], STATUS_COLOURS[None])
-        label = n["label"] if len(n["label"]) <= 34 else "..." + n["label"][-31:]
+        label = _short_label(n["label"])
         badge = f'<text class="pii-badge" x="{x + box_w - 30}" y="{y + 16}">PII</text>' if n["pii"] else ""
         node_svg.append(
             f'<g class="{classes}" data-status="{html.escape(status)}"><title>{html.escape(n["label"])} ({status})</title>'
@@ -438,15 +438,26 @@ def render_html(result: ImpactResult) -> str:
         if x2 <= x1:  # only happens for odd layouts; draw from the left side
             sx, ex = x1, x2 + box_w
         mid = (sx + ex) / 2
+        short = job if len(job) <= 22 else job[:21] + "\u2026"
+        # the job name sits just before the arrowhead, so labels of a fan-out land on separate rows
         edge_svg.append(
-            f'<g><path class="edge{" coarse" if coarse else ""}" d="M{sx},{sy} C{mid},{sy} {mid},{ey} {ex},{ey}"/>'
-            f'<text x="{mid - 30}" y="{(sy + ey) / 2 - 4}" fill="#444">{html.escape(job[-28:])}</text></g>')
+            f'<g class="edge-group"><title>{html.escape(job)}</title>'
+            f'<path class="edge{" coarse" if coarse else ""}" d="M{sx},{sy} C{mid},{sy} {mid},{ey} {ex},{ey}"/>'
+            f'<text x="{ex - 4}" y="{ey - 5}" text-anchor="end" font-size="10" fill="#444">{html.escape(short)}</text></g>')
     legend = "".join(f'<span style="background:{c}">{s or "unknown"}</span>' for s, c in STATUS_COLOURS.items())
     title = f"Impact of {result.target.namespace}:{result.target.label} ({result.direction})"
     summary = (f"{len(result.hits)} hit(s); owners to notify: {', '.join(result.owners) or 'none known'}; "
                f"contracts: {', '.join(c['dataset'] for c in result.contracts) or 'none'}")
     return _PAGE.format(title=html.escape(title), count=len(nodes), legend=legend, width=width, height=height,
                         edges="\n".join(edge_svg), nodes="\n".join(node_svg), summary=html.escape(summary))
+
+
+def _short_label(label: str, width: int = 34) -> str:
+    """A path-like dataset keeps its last segment (and the column); anything longer keeps its tail."""
+    if len(label) <= width:
+        return label
+    tail = label.rsplit("/", 1)[-1]
+    return tail if len(tail) <= width else "\u2026" + tail[-(width - 1):]
 
 
 RENDERERS: dict[str, Callable[[ImpactResult], str]] = {

@@ -70,6 +70,8 @@ def match_spec(contract: Any, base_dir: Path, extra_globs: Iterable[str] = ()) -
             globs.append(location(namespace, name))
         else:
             datasets.append({"namespace": namespace, "name": name.rstrip("/") or name})
+            # Spark names single part files of a dataset directory on some reads (schema inference).
+            globs.append(location(namespace, name).rstrip("/") + "/**")
     if dataset.table:
         tables.append(dataset.table)
     if dataset.namespace and not dataset.path and not dataset.table:
@@ -144,7 +146,8 @@ def compile_manifest(
     for path, contract, source in loaded:
         identity = (contract.name, contract.version)
         if identity in kept:
-            skipped.append(f"{path}: contract {contract.name} {contract.version} already compiled from {kept[identity]}")
+            skipped.append(f"{path}: contract {contract.name} {contract.version} already compiled "
+                           f"from {kept[identity]}")
             continue
         item = entry(contract, standard=source.standard, location_uri=source.location, base_dir=base,
                      extra_globs=extra.pop(contract.name, []))
@@ -160,14 +163,18 @@ def compile_manifest(
         entries.append(item)
     if extra:
         raise ConfigError(f"--match {sorted(extra)[0]}=…: no contract of that name among the inputs")
-    document = {
+    return Compiled(manifest_document(entries), skipped)
+
+
+def manifest_document(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """The manifest around its entries: version, generator, our producer and the contract facet's schema URL."""
+    return {
         "manifestVersion": MANIFEST_VERSION,
         "generator": f"dq-governance {__version__}",
         "producer": F.PRODUCER,
         "contractFacetSchemaURL": F.CONTRACT_FACET_SCHEMA_URL,
         "contracts": entries,
     }
-    return Compiled(document, skipped)
 
 
 def _claims(match: dict[str, list[Any]]) -> list[tuple[str, ...]]:

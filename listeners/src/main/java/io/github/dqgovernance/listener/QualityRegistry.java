@@ -60,12 +60,19 @@ public final class QualityRegistry {
     RESULTS.clear();
   }
 
-  /** The result for the dataset or, failing that, for one of its symlinks; null when none. */
+  /**
+   * The result for the dataset, else for the directory holding it (Spark reports single part files of a
+   * dataset directory on some reads), else for one of its symlinks; null when none.
+   */
   static Recorded lookup(String namespace, String name, List<String[]> symlinks) {
     if (RESULTS.isEmpty()) {
       return null;
     }
-    Recorded hit = RESULTS.get(Manifest.key(namespace, name));
+    String path = Glob.stripTrailingSlash(name);
+    Recorded hit = RESULTS.get(Manifest.key(namespace, path));
+    for (int slash = path.lastIndexOf('/'); hit == null && slash > 0; slash = path.lastIndexOf('/', slash - 1)) {
+      hit = RESULTS.get(Manifest.key(namespace, path.substring(0, slash)));
+    }
     for (int i = 0; hit == null && i < symlinks.size(); i++) {
       hit = RESULTS.get(Manifest.key(symlinks.get(i)[0], symlinks.get(i)[1]));
     }

@@ -57,6 +57,28 @@ class MatchingTest {
   }
 
   @Test
+  void aResultRecordedForADirectoryCoversItsFilesButNotItsSiblings() {
+    String facet = "{\"_producer\": \"p\", \"_schemaURL\": \"s\", \"assertions\": []}";
+    try {
+      QualityRegistry.record("file", "/lake/orders/", "{\"inputFacets\": {\"dataQualityAssertions\": " + facet + "}}");
+      QualityRegistry.record("s3://bucket", "curated/sales", "{\"inputFacets\": {}}");
+      assertTrue(QualityRegistry.has("file", "/lake/orders"));
+      assertEquals(List.of("dataQualityAssertions"), List.copyOf(
+          QualityRegistry.lookup("file", "/lake/orders/part-00000.csv", List.of()).inputFacets.keySet()));
+      assertTrue(QualityRegistry.lookup("file", "/lake/orders", List.of()) != null);
+      assertNull(QualityRegistry.lookup("file", "/lake/orders2", List.of()));
+      assertNull(QualityRegistry.lookup("file", "/lake", List.of()));
+      assertTrue(QualityRegistry.lookup("s3://bucket", "curated/sales/date=2024-01-01/p.parquet", List.of()) != null);
+      assertNull(QualityRegistry.lookup("s3://other", "curated/sales", List.of()));
+      // a table checked under its symlink identity
+      assertTrue(QualityRegistry.lookup("file", "/warehouse/x",
+          List.<String[]>of(new String[] {"s3://bucket", "curated/sales"})) != null);
+    } finally {
+      QualityRegistry.clear();
+    }
+  }
+
+  @Test
   void duplicateExactDatasetsAreAnError() {
     ManifestException e = assertThrows(ManifestException.class, () -> manifest(String.join(",",
         contract("a", "{\"datasets\": [{\"namespace\": \"file\", \"name\": \"/x\"}]}"),

@@ -1,0 +1,77 @@
+"""`dqgov profile`: profile a dataset in one Spark pass and write a draft contract with evidence comments."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+
+from dq_governance.cli.app import cli
+from dq_governance.errors import ConfigError, InputDataError
+
+FORMATS = ("csv", "parquet", "json")
+
+
+@cli.command("profile")
+@click.option("--input", "input_path", required=True, help="Data to profile (a file or directory).")
+@click.option("--format", "input_format", type=click.Choice(FORMATS), help="Input format (default: from the extension).")
+@click.option("-o", "--output", help="Where to write the draft contract (default: print it).")
+@click.option("--name", help="Contract and dataset name (default: the input file's stem).")
+@click.option("--approx/--exact", "approx", default=None,
+              help="Distinct counts by HyperLogLog or exactly (default: exact unless the input is large).")
+def profile_command(input_path: str, input_format: str | None, output: str | None, name: str | None,
+                    approx: bool | None) -> int:
+    """Profile INPUT and draft a native contract: types, nulls, uniqueness, domains, ranges, formats, PII."""
+    from dq_governance.cli.cmd_check import _read
+    from dq_governance.profile import draft_contract, profile
+
+    source = Path(input_path)
+    if not source.exists():
+        raise InputDataError(f"{input_path}: no such file or directory")
+    fmt = input_format or _guess(source)
+    stem = name or re.sub(r"[^A-Za-z0-9_]+", "_", source.stem).strip("_") or "dataset"
+    spark, owned = _session()
+    try:
+        df = _read(spark, fmt, input_path)
+        text = draft_contract(profile(df, source=input_path, approx_distinct=approx), name=stem,
+                              path=input_path, fmt=fmt)
+    finally:
+        if owned:
+            spark.stop()
+    if output is None:
+        click.echo(text, nl=False)
+        return 0
+    try:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{output}: cannot write the contract: {exc.strerror}") from None
+    click.echo(f"wrote draft contract {output}")
+    return 0
+
+
+def _guess(source: Path) -> str:
+    suffix = source.suffix.lower().lstrip(".")
+    if suffix in FORMATS:
+        return suffix
+    if suffix in ("jsonl", "ndjson"):
+        return "json"
+    if source.is_dir():
+        return "parquet"
+    raise InputDataError(f"{source}: cannot tell the format from the name; pass --format csv|parquet|json")
+
+
+def _session() -> tuple[object, bool]:
+    """The active SparkSession, or a small local one this command owns."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active, False
+    from dq_governance.lineage.spark import spark_session
+
+    session = spark_session("dqgov-profile", listener=False, **{
+        "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false", "spark.sql.shuffle.partitions": "2"})
+    session.sparkContext.setLogLevel("ERROR")
+    return session, True

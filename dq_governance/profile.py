@@ -1,0 +1,390 @@
+"""Profile a dataset in ONE Spark job and draft a native contract whose every suggestion states its evidence.
+
+One `agg` over the input measures, per top-level column: present / null counts, distinct count (exact, or
+HyperLogLog when the input is estimated above `APPROX_ABOVE_BYTES`), how many text values cast to long /
+decimal / date / timestamp / boolean, numeric min / max / quantiles, string lengths, the dominant "shape"
+(regex family: digits -> 9, letters -> a / A, runs collapsed), the distinct values of short strings, and
+hit counts of the PII and format detectors (`masking.detect`, `checks.formats`).
+
+Suggestions (each written with a `# evidence` comment): the type; `required` where no value is missing;
+`unique` where distinct = present = rows (integer / text columns); `allowed_values` for low-cardinality
+text; `minimum` / `maximum` from the 1st / 99th percentile with a margin of 10% of their spread (floored
+at 0 when no negative value was seen; not on unique identifiers, which grow); `format` where every value
+matches a known format; `pattern` where every value has one shape; `pii` / `classification` / `masking`
+from the PII detectors. Raw values of columns flagged as PII never appear in the draft, not even in comments.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from dq_governance.checks import formats
+from dq_governance.masking import detect
+
+QUANTILES = (0.01, 0.25, 0.5, 0.75, 0.99)
+#: above this estimated input size distinct counts use HyperLogLog (rsd 2%) instead of exact counting
+APPROX_ABOVE_BYTES = 256 * 1024 * 1024
+#: at most this many distinct values (and at most half the present values) -> allowed_values
+MAX_ALLOWED_VALUES = 12
+#: only text values up to this length are collected as candidate allowed values
+MAX_VALUE_LENGTH = 64
+RANGE_MARGIN = 0.10
+_PLAIN_NUMBER = r"^[+-]?[0-9]+(\.[0-9]+)?$"
+_INTEGER = r"^[+-]?[0-9]+$"
+_ISO_DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+_ISO_TIMESTAMP = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?$"
+#: formats the format rule can check, from the detectors plus uuid / url from the check engine
+_FORMAT_CHECKS = {"uuid": formats.UUID_RE, "url": formats.URL_RE}
+_FORMAT_OF_DETECTOR = {d.pii_type: d.fmt for d in detect.DETECTORS if d.fmt}
+_INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+
+
+@dataclass
+class ColumnProfile:
+    """What the single pass measured for one column."""
+
+    name: str
+    source_type: str  # the Spark type as read
+    rows: int
+    present: int
+    distinct: int
+    distinct_exact: bool
+    casts: dict[str, int] = field(default_factory=dict)  # long, decimal, date, timestamp, boolean
+    scale: int = 0  # most digits after the decimal point
+    int_digits: int = 0
+    min: float | None = None
+    max: float | None = None
+    quantiles: dict[float, float] = field(default_factory=dict)
+    min_length: int | None = None
+    max_length: int | None = None
+    shape: str | None = None
+    shapes: int = 0
+    values: list[str] | None = None
+    first: str | None = None  # min / max as text for dates and timestamps
+    last: str | None = None
+    hits: dict[str, int] = field(default_factory=dict)  # detector / format -> matching values
+
+    @property
+    def nulls(self) -> int:
+        """Rows with no value (null, or blank text)."""
+        return self.rows - self.present
+
+
+@dataclass
+class Profile:
+    """The profile of a dataset: its row count and one ColumnProfile per column."""
+
+    rows: int
+    columns: list[ColumnProfile]
+    source: str
+    profiled_at: datetime
+
+
+def _q(name: str) -> Column:
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+def _shape(text: Column) -> Column:
+    """The regex family of a value: 9 for digit runs, a / A for letter runs, other characters kept."""
+    shape = F.regexp_replace(text, r"[0-9]+", "9")
+    shape = F.regexp_replace(shape, r"[a-z\u00e0-\u00ff]+", "a")
+    return F.regexp_replace(shape, r"[A-Z\u00c0-\u00de]+", "A")
+
+
+def _estimated_bytes(df: DataFrame) -> int | None:
+    """Spark's size estimate of the input (no job); None when the plan has none."""
+    try:
+        return int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
+    except Exception:  # a plan without statistics: treat as small
+        return None
+
+
+def profile(df: DataFrame, *, source: str = "", approx_distinct: bool | None = None) -> Profile:
+    """Measure every top-level atomic column of df in one Spark job."""
+    skip = (T.StructType, T.ArrayType, T.MapType, T.BinaryType)
+    columns = [f for f in df.schema.fields if not isinstance(f.dataType, skip)]
+    if approx_distinct is None:
+        size = _estimated_bytes(df)
+        approx_distinct = size is not None and size > APPROX_ABOVE_BYTES
+    aggs: list[Column] = [F.count(F.lit(1)).alias("rows")]
+    plans: list[tuple[T.StructField, dict[str, str]]] = []
+    for i, struct in enumerate(columns):
+        keys: dict[str, str] = {}
+
+        def add(key: str, column: Column, i: int = i, keys: dict[str, str] = keys) -> None:
+            alias = f"c{i}_{key}"
+            keys[key] = alias
+            aggs.append(column.alias(alias))
+
+        dtype = struct.dataType
+        raw = _q(struct.name)
+        is_text = isinstance(dtype, T.StringType)
+        text = F.when(F.trim(raw) != "", F.trim(raw)) if is_text else raw.cast("string")
+        add("present", F.count(text))
+        add("distinct", F.approx_count_distinct(text, 0.02) if approx_distinct else F.count_distinct(text))
+        if is_text:
+            add("long", F.count_if(text.rlike(_INTEGER) & text.try_cast("long").isNotNull()))
+            add("decimal", F.count_if(text.rlike(_PLAIN_NUMBER)))
+            add("date", F.count_if(text.rlike(_ISO_DATE) & formats.parse_date(text, "yyyy-MM-dd").isNotNull()))
+            add("timestamp", F.count_if(text.rlike(_ISO_TIMESTAMP) & text.try_cast("timestamp").isNotNull()))
+            add("boolean", F.count_if(F.lower(text).isin("true", "false")))
+            number = F.when(text.rlike(_PLAIN_NUMBER), text.try_cast("double"))
+            add("scale", F.max(F.length(F.regexp_extract(text, r"^[+-]?[0-9]+\.([0-9]+)$", 1))))
+            add("int_digits", F.max(F.length(F.regexp_extract(text, r"^[+-]?([0-9]+)", 1))))
+            add("min_length", F.min(F.length(text)))
+            add("max_length", F.max(F.length(text)))
+            shape = _shape(text)
+            add("shapes", F.approx_count_distinct(shape, 0.02))
+            add("shape", F.mode(shape))
+            add("values", F.array_sort(F.collect_set(F.when(F.length(text) <= MAX_VALUE_LENGTH, text))))
+            for det in detect.DETECTORS:
+                if det.values is not None:
+                    add(f"hit:{det.pii_type}", F.count_if(det.values(text)))
+            for name, pattern in _FORMAT_CHECKS.items():
+                add(f"hit:{name}", F.count_if(text.rlike(pattern)))
+        elif isinstance(dtype, T.NumericType):
+            number = raw.cast("double")
+        else:
+            number = None
+            if isinstance(dtype, (T.DateType, T.TimestampType, T.TimestampNTZType)):
+                add("first", F.min(raw).cast("string"))
+                add("last", F.max(raw).cast("string"))
+        if number is not None:
+            add("min", F.min(number))
+            add("max", F.max(number))
+            add("quantiles", F.percentile_approx(number, list(QUANTILES), 10_000))
+        plans.append((struct, keys))
+    row = df.agg(*aggs).collect()[0].asDict()  # THE pass
+    rows = int(row["rows"])
+    return Profile(rows, [_column(struct, keys, row, rows, not approx_distinct) for struct, keys in plans],
+                   source, datetime.now(timezone.utc))
+
+
+def _column(struct: T.StructField, keys: dict[str, str], row: dict[str, Any], rows: int, exact: bool) -> ColumnProfile:
+    got = {key: row[alias] for key, alias in keys.items()}
+    quantiles = got.get("quantiles") or []
+    return ColumnProfile(
+        name=struct.name, source_type=struct.dataType.simpleString(), rows=rows, present=int(got["present"]),
+        distinct=int(got["distinct"]), distinct_exact=exact,
+        casts={k: int(got[k]) for k in ("long", "decimal", "date", "timestamp", "boolean") if k in got},
+        scale=int(got.get("scale") or 0), int_digits=int(got.get("int_digits") or 0),
+        min=got.get("min"), max=got.get("max"),
+        quantiles={q: v for q, v in zip(QUANTILES, quantiles) if v is not None},
+        min_length=got.get("min_length"), max_length=got.get("max_length"),
+        shape=got.get("shape"), shapes=int(got.get("shapes") or 0), values=got.get("values"),
+        first=got.get("first"), last=got.get("last"),
+        hits={k.split(":", 1)[1]: int(v) for k, v in got.items() if k.startswith("hit:")},
+    )
+
+
+# --------------------------------------------------------------------------- suggestions
+
+
+@dataclass
+class Suggestion:
+    """One key of a field with the evidence behind it."""
+
+    key: str
+    value: Any
+    evidence: str
+
+
+def infer_type(col: ColumnProfile) -> Suggestion:
+    """The narrowest type every present value converts to (text input); the read type otherwise."""
+    n = col.present
+    if col.source_type != "string":
+        return Suggestion("type", col.source_type, f"read as {col.source_type}")
+    if n == 0:
+        return Suggestion("type", "string", "no values to infer from")
+    casts = col.casts
+    if casts.get("boolean") == n:
+        return Suggestion("type", "boolean", f"all {n} values are true/false")
+    if casts.get("long") == n:
+        return Suggestion("type", "long", f"all {n} values are integers")
+    if casts.get("decimal") == n:
+        precision = min(38, max(col.int_digits + col.scale + 4, 10))
+        kind = f"decimal({precision},{col.scale})"
+        return Suggestion("type", kind, f"all {n} values are plain numbers, at most {col.int_digits} integer and "
+                          f"{col.scale} decimal digits (precision padded by 4)")
+    if casts.get("date") == n:
+        return Suggestion("type", "date", f"all {n} values parse as yyyy-MM-dd dates")
+    if casts.get("timestamp") == n:
+        return Suggestion("type", "timestamp", f"all {n} values parse as ISO timestamps")
+    best = max(casts.items(), key=lambda kv: kv[1]) if casts else ("", 0)
+    why = f"; the best candidate, {best[0]}, fits only {best[1]} of {n}" if best[1] else ""
+    return Suggestion("type", "string", f"{n} values, no narrower type fits all{why}")
+
+
+def pii_finding(col: ColumnProfile) -> tuple[str, float] | None:
+    """(PII type, confidence) from the detectors' hit rates and the column name, or None."""
+    if col.present == 0 and not detect.name_matches(col.name):
+        return None
+    rates = {t: (col.hits.get(t, 0) / col.present if col.present else 0.0)
+             for t in (d.pii_type for d in detect.DETECTORS if d.values is not None)}
+    candidates = detect.score(col.name, rates)
+    if candidates and candidates[0][1] >= detect.DEFAULT_MIN_CONFIDENCE:
+        return candidates[0][0], candidates[0][1]
+    return None
+
+
+def suggest(col: ColumnProfile) -> list[Suggestion]:
+    """Every suggestion for one column, in the contract's key order."""
+    out = [infer_type(col)]
+    kind = out[0].value
+    n, rows = col.present, col.rows
+    pii = pii_finding(col)
+    if rows and col.nulls == 0:
+        out.append(Suggestion("required", True, f"0 missing values in {rows} rows"))
+    integral = kind in ("long", "int", "bigint", "smallint", "tinyint", "string")
+    distinct_word = "distinct" if col.distinct_exact else "distinct (approx.)"
+    unique = bool(rows and integral and col.nulls == 0 and col.distinct == rows and rows > 1)
+    if unique:
+        out.append(Suggestion("unique", True, f"{col.distinct} {distinct_word} values in {rows} rows"))
+    fmt = _format(col, pii)
+    if (kind == "string" and not pii and not unique and col.values is not None and n
+            and len(col.values) == col.distinct and col.distinct <= MAX_ALLOWED_VALUES and col.distinct * 2 <= n):
+        out.append(Suggestion("allowed_values", list(col.values),
+                              f"{col.distinct} distinct values in {n}; every value seen repeats on average "
+                              f"{n / col.distinct:.1f} times"))
+    if kind not in ("string", "boolean", "date", "timestamp") and not unique and col.quantiles:
+        out.extend(_range(col))
+    if fmt is not None:
+        out.append(fmt)
+    elif kind == "string" and not any(s.key == "allowed_values" for s in out) and col.shapes == 1 and col.shape and n > 1 and not pii:
+        pattern = _shape_regex(col.shape)
+        out.append(Suggestion("pattern", pattern, f"all {n} values have the shape {col.shape!r}"))
+    if pii is not None:
+        det = detect.DETECTOR_BY_TYPE[pii[0]]
+        evidence = f"PII detector {pii[0]}, confidence {pii[1]:.2f}" + (
+            f", {col.hits.get(pii[0], 0)} of {n} values match" if det.values is not None else ", from the column name")
+        out.append(Suggestion("pii", True, evidence))
+        out.append(Suggestion("classification", det.classification, f"the {pii[0]} default"))
+        masking = det.masking["method"] if set(det.masking) == {"method"} else det.masking
+        out.append(Suggestion("masking", masking, f"the {pii[0]} default"))
+    return out
+
+
+def _format(col: ColumnProfile, pii: tuple[str, float] | None) -> Suggestion | None:
+    """A format every present value matches (the detected PII entity's format first)."""
+    n = col.present
+    if not n or col.source_type != "string":
+        return None
+    order = []
+    if pii and _FORMAT_OF_DETECTOR.get(pii[0]):
+        order.append((pii[0], _FORMAT_OF_DETECTOR[pii[0]]))
+    order += [(k, v) for k, v in _FORMAT_OF_DETECTOR.items() if k != (pii[0] if pii else None)]
+    order += [(name, name) for name in _FORMAT_CHECKS]
+    for hit_key, fmt in order:
+        if col.hits.get(hit_key) == n and not (fmt == "ipv4" and col.casts.get("long") == n):
+            return Suggestion("format", fmt, f"all {n} values match the {fmt} check")
+    return None
+
+
+def _range(col: ColumnProfile) -> list[Suggestion]:
+    low, high = col.quantiles.get(QUANTILES[0]), col.quantiles.get(QUANTILES[-1])
+    if low is None or high is None:
+        return []
+    spread = high - low
+    margin = RANGE_MARGIN * spread if spread else RANGE_MARGIN * abs(high) or 1.0
+    lo, hi = low - margin, high + margin
+    floored = col.min is not None and col.min >= 0 and lo < 0
+    lo = max(lo, 0.0) if floored else lo
+    digits = max(col.scale, 0)
+    lo, hi = _round(lo, digits, math.floor), _round(hi, digits, math.ceil)
+    evidence = (f"p1 {_n(low)}, p99 {_n(high)} (min {_n(col.min)}, max {_n(col.max)}); "
+                f"margin 10% of the p1-p99 spread ({_n(margin)})")
+    return [Suggestion("minimum", lo, evidence + ("; floored at 0: no negative value seen" if floored else "")),
+            Suggestion("maximum", hi, evidence)]
+
+
+def _round(value: float, digits: int, how: Any) -> float | int:
+    scaled = how(value * 10 ** digits) / 10 ** digits
+    return int(scaled) if digits == 0 else scaled
+
+
+def _n(value: float | None) -> str:
+    if value is None:
+        return "none"
+    return str(int(value)) if float(value).is_integer() else f"{value:.6g}"
+
+
+def _shape_regex(shape: str) -> str:
+    """An anchored Java regex for a shape: 9 -> [0-9]+, a -> [a-z]+, A -> [A-Z]+, others escaped."""
+    parts = {"9": "[0-9]+", "a": "[a-zà-ÿ]+", "A": "[A-ZÀ-Þ]+"}
+    return "^" + "".join(parts.get(ch, re.escape(ch)) for ch in shape) + "$"
+
+
+# --------------------------------------------------------------------------- the draft contract
+
+
+def draft_contract(prof: Profile, *, name: str, path: str | None = None, fmt: str | None = None) -> str:
+    """The draft native contract as YAML text, every suggestion followed by its evidence comment."""
+    exact = all(c.distinct_exact for c in prof.columns)
+    lines = [
+        f"# Draft contract generated by `dqgov profile` from {prof.source or 'a DataFrame'}.",
+        f"# {prof.rows} rows profiled in one Spark pass at {prof.profiled_at.strftime('%Y-%m-%dT%H:%M:%SZ')}; "
+        f"distinct counts {'exact' if exact else 'approximate (HyperLogLog, 2% error)'}.",
+        "# Every suggestion says what it is based on: review each one before relying on this contract.",
+        "contract:",
+        f"  name: {_y(name)}",
+        '  version: "0.1.0"',
+        "  status: draft",
+        "dataset:",
+        f"  name: {_y(name)}",
+    ]
+    if path:
+        lines.append(f"  path: {_y(path)}")
+    if fmt:
+        lines.append(f"  format: {_y(fmt)}")
+    lines += ["schema:", "  fields:"]
+    for col in prof.columns:
+        suggestions = suggest(col)
+        pii = any(s.key == "pii" for s in suggestions)
+        lines.append(f"    # {_stats(col, pii)}")
+        lines.append(f"    - name: {_y(col.name)}")
+        for s in suggestions:
+            lines.append(f"      {s.key}: {_y(s.value)}  # {s.evidence}")
+    lines += ["quality:", "  on_failure: quarantine", "  rules:",
+              "    - type: row_count",
+              f"      must_be: \">= 1\"  # the profiled input had {prof.rows} rows; an empty load is an incident",
+              "      dimension: completeness"]
+    return "\n".join(lines) + "\n"
+
+
+def _stats(col: ColumnProfile, pii: bool) -> str:
+    """The evidence line above a field; no raw values for PII columns."""
+    parts = [f"{col.name}: {col.present} values, {col.nulls} missing, "
+             f"{col.distinct} {'distinct' if col.distinct_exact else 'distinct (approx.)'}"]
+    if col.min is not None and not pii:
+        quart = ", ".join(f"p{int(q * 100)} {_n(v)}" for q, v in col.quantiles.items())
+        parts.append(f"min {_n(col.min)}, max {_n(col.max)}, {quart}")
+    if col.first is not None and not pii:
+        parts.append(f"from {col.first} to {col.last}")
+    if col.min_length is not None:
+        parts.append(f"length {col.min_length}-{col.max_length}")
+    if col.shape is not None:
+        parts.append(f"{col.shapes} shape(s), most common {col.shape!r}")
+    if col.hits:
+        found = [f"{k} {v}" for k, v in col.hits.items() if v]
+        if found:
+            parts.append("detector hits: " + ", ".join(found))
+    return "; ".join(parts)
+
+
+def _y(value: Any) -> str:
+    """A YAML scalar / flow sequence (JSON is valid YAML; plain words stay plain)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.\-]*", value) and value.lower() not in (
+            "true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"):
+        return value
+    return json.dumps(value, ensure_ascii=False)

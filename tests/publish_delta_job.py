@@ -1,0 +1,79 @@
+"""Run by tests/test_publish_delta.py in its own process: Delta needs its own SparkSession (jars, extensions).
+
+Usage: python tests/publish_delta_job.py WORKDIR  -> prints one JSON object with what it observed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from delta import configure_spark_with_delta_pip
+from pyspark.sql import SparkSession
+
+import dq_governance
+from dq_governance.contracts.model import Contract
+from dq_governance.errors import GateFailedError
+from dq_governance.publish.report import read_history
+
+work = sys.argv[1]
+builder = (
+    SparkSession.builder.master("local[1]").appName("dqgov-delta-test")
+    .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+    .config("spark.sql.session.timeZone", "UTC")
+    .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+    .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+    .config("spark.sql.warehouse.dir", f"{work}/warehouse")
+)
+spark = configure_spark_with_delta_pip(builder).getOrCreate()
+spark.sparkContext.setLogLevel("ERROR")
+
+contract = Contract.model_validate({
+    "contract": {"name": "items", "version": "1.0.0"}, "dataset": {"name": "items"},
+    "schema": {"fields": [{"name": "id", "type": "long", "required": True}, {"name": "v", "type": "string"}]},
+    "quality": {"on_failure": "quarantine"},
+})
+target, quarantine, report = f"{work}/items", f"{work}/quarantine", f"{work}/report"
+common = {"target": target, "quarantine": quarantine, "report": report, "format": "delta",
+          "quarantine_format": "delta", "report_format": "delta"}
+
+
+def frame(rows):
+    return spark.createDataFrame(rows, "id string, v string")
+
+
+def table():
+    return {r["id"]: r["v"] for r in spark.read.format("delta").load(target).collect()}
+
+
+def version():
+    return spark.sql(f"DESCRIBE HISTORY delta.`{target}`").agg({"version": "max"}).first()[0]
+
+
+seen: dict = {}
+dq_governance.run(frame([("1", "a"), ("2", "b"), ("3", "c"), (None, "bad")]), contract, run_id="r1", **common)
+seen["after_overwrite"] = table()
+dq_governance.run(frame([("4", "d")]), contract, mode="append", run_id="r2", **common)
+seen["after_append"] = table()
+merged = dq_governance.run(frame([("3", "C"), ("5", "e")]), contract, mode="merge", merge_keys=["id"],
+                           run_id="r3", **common)
+seen["after_merge"] = table()
+seen["merge_guard_rule"] = merged.rule("merge_keys_unique").failed_count
+before = version()
+try:
+    dq_governance.run(frame([("6", "x"), ("6", "y"), ("7", "z")]), contract, mode="merge", merge_keys=["id"],
+                      run_id="r4", **common)
+    seen["blocked"] = False
+except GateFailedError as exc:
+    seen["blocked"] = True
+    seen["block_reasons"] = exc.result.gate.reasons
+seen["version_unchanged"] = version() == before
+seen["after_blocked_merge"] = table()
+# the same run id again: report and quarantine rows are replaced, not doubled
+dq_governance.run(frame([("3", "C"), ("5", "e")]), contract, mode="merge", merge_keys=["id"], run_id="r3", **common)
+history = read_history(report, spark=spark, format="delta")
+seen["report_rows_per_run"] = {r["run_id"]: r["count"] for r in history.groupBy("run_id").count().collect()}
+q = spark.read.format("delta").load(quarantine)
+seen["quarantine"] = sorted((r["_dq_run_id"], r["id"], r["_dq_disposition"]) for r in q.collect())
+print("RESULT " + json.dumps(seen, sort_keys=True))
+spark.stop()

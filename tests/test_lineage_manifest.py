@@ -1,0 +1,218 @@
+"""The governance manifest compiler, `dqgov manifest`, the enrich settings and the py4j recording helper.
+
+Spark-free except the last two tests (the shared session, which has no extension jar on its classpath).
+The JVM side of the manifest is tested by JUnit (listeners/) and end to end by test_listener_enrich.py.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dq_governance.cli import main
+from dq_governance.contracts.load import load_contract
+from dq_governance.errors import ConfigError
+from dq_governance.lineage import enrich as X
+from dq_governance.lineage import facets as F
+from dq_governance.lineage import manifest as M
+from dq_governance.lineage import spark as S
+
+REPO = Path(__file__).resolve().parent.parent
+CONTRACTS = REPO / "contracts"
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch):
+    for name in (X.JAR_ENV, X.MANIFEST_ENV, S.JAR_ENV, "OPENLINEAGE_NAMESPACE", "OPENLINEAGE_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_orders_entry_is_exactly_what_the_listener_extension_needs(tmp_path):
+    compiled = M.compile_directory(CONTRACTS, base_dir=tmp_path)
+    doc = compiled.document
+    assert (doc["manifestVersion"], doc["producer"], doc["contractFacetSchemaURL"]) == (
+        1, F.PRODUCER, F.CONTRACT_FACET_SCHEMA_URL)
+    [orders] = [c for c in doc["contracts"] if c["contract"]["name"] == "orders"]
+    csv = str(tmp_path / "examples" / "data" / "orders.csv")
+    assert orders == {
+        "contract": {"name": "orders", "version": "1.0.0", "standard": "native", "enforcement": "blocking",
+                     "location": (CONTRACTS / "orders.yaml").as_uri()},
+        "match": {"datasets": [{"namespace": "file", "name": csv}], "globs": [csv + "/**"]},
+        "owners": [{"name": "team:sales-data-team", "type": "TECHNICAL_OWNER"},
+                   {"name": "user:maria.silva", "type": "DATA_STEWARD"}],
+        "classification": "internal",
+        "tags": [
+            {"key": "classification", "value": "internal", "source": "DQGOV"},
+            {"key": "domain", "value": "sales", "source": "DQGOV"},
+            {"key": "pii", "value": "true", "source": "DQGOV", "field": "email"},
+            {"key": "classification", "value": "restricted", "source": "DQGOV", "field": "email"},
+            {"key": "masking", "value": "hmac", "source": "DQGOV", "field": "email"},
+        ],
+        "documentation": {"description": "Commercial orders, consolidated", "contentType": "text/plain"},
+    }
+    # the ODCS copy of the same contract is listed once (native first); the ODCS-only contract matches a table
+    assert [c["contract"]["name"] for c in doc["contracts"]] == ["customers", "orders", "sales", "tbl"]
+    assert compiled.skipped == [f"{CONTRACTS / 'orders.odcs.yaml'}: contract orders 1.0.0 already compiled "
+                                f"from {CONTRACTS / 'orders.yaml'}"]
+    [tbl] = [c for c in doc["contracts"] if c["contract"]["name"] == "tbl"]
+    assert (tbl["match"], tbl["contract"]["standard"]) == ({"tables": ["tbl_1"]}, "odcs")
+
+
+def test_the_manifest_holds_pii_column_names_never_values(tmp_path):
+    text = json.dumps(M.compile_directory(CONTRACTS, base_dir=tmp_path).document)
+    for raw in ("ana@example.com", "bruno@example.com", "529.982.247-25"):
+        assert raw not in text
+    customers = load_contract(CONTRACTS / "customers.yaml")
+    doc = json.loads(text)
+    [entry] = [c for c in doc["contracts"] if c["contract"]["name"] == "customers"]
+    assert {t["field"] for t in entry["tags"] if t["key"] == "pii"} == set(customers.pii_columns())
+
+
+def _contract_doc(name: str, path: str) -> dict:
+    doc = yaml.safe_load((CONTRACTS / "orders.yaml").read_text())
+    doc["contract"]["name"] = name
+    doc["dataset"]["path"] = path
+    return doc
+
+
+def test_globs_uris_and_extra_match_options(tmp_path):
+    (tmp_path / "c").mkdir()
+    doc = _contract_doc("lake_orders", "s3a://lake/orders/*.parquet")
+    (tmp_path / "c" / "lake.yaml").write_text(yaml.safe_dump(doc))
+    compiled = M.compile_directory(tmp_path / "c", base_dir=tmp_path,
+                                   extra_globs=M.parse_match_options(["lake_orders=data/orders_*"]))
+    [entry] = compiled.document["contracts"]
+    assert entry["match"] == {"globs": ["s3://lake/orders/*.parquet", str(tmp_path / "data" / "orders_*")]}
+    with pytest.raises(ConfigError, match=r"--match 'orders': expected CONTRACT_NAME=GLOB"):
+        M.parse_match_options(["orders"])
+    with pytest.raises(ConfigError, match="--match nope=…: no contract of that name"):
+        M.compile_directory(tmp_path / "c", extra_globs={"nope": ["/x/*"]})
+
+
+def test_two_contracts_claiming_one_dataset_is_a_one_line_error(tmp_path, capsys):
+    (tmp_path / "c").mkdir()
+    for name in ("a_orders", "b_orders"):
+        (tmp_path / "c" / f"{name}.yaml").write_text(yaml.safe_dump(_contract_doc(name, "data/orders.csv")))
+    code = main(["manifest", str(tmp_path / "c"), "--base-dir", str(tmp_path), "-o", str(tmp_path / "m.json")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert err == (f"dqgov: error: {tmp_path / 'c' / 'b_orders.yaml'}: dataset file {tmp_path / 'data' / 'orders.csv'}"
+                   f" is already governed by contract a_orders ({tmp_path / 'c' / 'a_orders.yaml'}); "
+                   "one dataset, one contract")
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_manifest_cli_writes_the_file_and_reports_skips(tmp_path, capsys):
+    out = tmp_path / "deploy" / "manifest.json"
+    assert main(["manifest", str(CONTRACTS), "--base-dir", str(tmp_path), "-o", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.strip() == f"{out}: 4 contracts (manifestVersion 1)"
+    assert captured.err.strip() == (f"dqgov: skipped {CONTRACTS / 'orders.odcs.yaml'}: contract orders 1.0.0 "
+                                    f"already compiled from {CONTRACTS / 'orders.yaml'}")
+    assert json.loads(out.read_text()) == M.compile_directory(CONTRACTS, base_dir=tmp_path).document
+    assert main(["manifest", str(tmp_path / "missing"), "-o", str(out)]) == 2
+    assert capsys.readouterr().err.strip() == f"dqgov: error: {tmp_path / 'missing'}: not a directory of contracts"
+
+
+def test_enrich_wraps_the_transport_in_the_transform_transport():
+    settings = {"spark.jars": "/jars/ol.jar", "spark.openlineage.namespace": "dqgov",
+                "spark.openlineage.transport.type": "http", "spark.openlineage.transport.url": "http://marquez:5000",
+                "spark.openlineage.transport.endpoint": "/api/v1/lineage"}
+    assert X.enrich_settings(settings, manifest="/m.json", jar="/jars/dq.jar") == {
+        "spark.jars": "/jars/ol.jar,/jars/dq.jar",
+        "spark.openlineage.namespace": "dqgov",
+        "spark.openlineage.transport.type": "transform",
+        "spark.openlineage.transport.transformerClass": "io.github.dqgovernance.listener.GovernanceTransformer",
+        "spark.openlineage.transport.transformerProperties.manifest": "/m.json",
+        "spark.openlineage.transport.transport.type": "http",
+        "spark.openlineage.transport.transport.url": "http://marquez:5000",
+        "spark.openlineage.transport.transport.endpoint": "/api/v1/lineage",
+    }
+    with pytest.raises(ConfigError, match="enrich needs an explicit transport"):
+        X.enrich_settings({"spark.jars": "/jars/ol.jar"}, manifest="/m.json", jar="/jars/dq.jar")
+
+
+@pytest.fixture()
+def jars(tmp_path, monkeypatch):
+    """Both jars present (only their presence matters: nothing starts a JVM here)."""
+    ol, ours = tmp_path / S.JAR_NAME, tmp_path / X.JAR_NAME
+    for jar in (ol, ours):
+        jar.write_bytes(b"PK")
+    monkeypatch.setenv(S.JAR_ENV, str(ol))
+    monkeypatch.setenv(X.JAR_ENV, str(ours))
+    return str(ol), str(ours)
+
+
+def test_spark_session_builder_with_enrich(jars, tmp_path, monkeypatch):
+    from pyspark.sql import SparkSession
+
+    monkeypatch.chdir(tmp_path)
+    events = tmp_path / "events.jsonl"
+    contract = load_contract(CONTRACTS / "orders.yaml")
+    # enrich=True with a contract: that contract compiled into .dqgov/manifests/ under the cwd
+    b, _ = S.configure(SparkSession.Builder(), lineage=f"file:{events}", contract=contract, enrich=True,
+                       conf={"spark.jars": "/extra/udfs.jar"})
+    opts = b._options
+    manifest = tmp_path / ".dqgov" / "manifests" / "orders-1.0.0.json"
+    assert opts["spark.jars"] == f"/extra/udfs.jar,{jars[0]},{jars[1]}"
+    assert opts["spark.openlineage.transport.type"] == "transform"
+    assert opts["spark.openlineage.transport.transformerProperties.manifest"] == str(manifest)
+    assert (opts["spark.openlineage.transport.transport.type"],
+            opts["spark.openlineage.transport.transport.location"]) == ("file", str(events))
+    assert "spark.openlineage.transport.location" not in opts
+    assert [c["contract"]["name"] for c in json.loads(manifest.read_text())["contracts"]] == ["orders"]
+    # enrich=<manifest file> is used as it is; a missing one says how to make it
+    given = tmp_path / "given.json"
+    shutil.copyfile(manifest, given)
+    b, _ = S.configure(SparkSession.Builder(), lineage="console", enrich=str(given))
+    assert b._options["spark.openlineage.transport.transformerProperties.manifest"] == str(given)
+    assert b._options["spark.openlineage.transport.transport.type"] == "console"
+    with pytest.raises(ConfigError, match=r"nope.json: no such manifest; compile one with `dqgov manifest"):
+        S.configure(SparkSession.Builder(), lineage="console", enrich="nope.json")
+    monkeypatch.setenv(X.JAR_ENV, str(tmp_path / "absent.jar"))
+    with pytest.raises(ConfigError, match="listener extension jar"):
+        S.configure(SparkSession.Builder(), lineage="console", contract=contract, enrich=True)
+
+
+def test_listener_conf_cli_with_enrich(jars, capsys):
+    code = main(["listener-conf", str(CONTRACTS / "orders.yaml"), "--transport", "file:/var/log/ol.jsonl",
+                 "--enrich", "--manifest", "/dbfs/dqgov/manifest.json", "--extension-jar", "/dbfs/jars/dq.jar",
+                 "--jar", "/dbfs/jars/ol.jar", "--format", "submit"])
+    out = capsys.readouterr().out
+    assert code == 0
+    for flag in ("--conf spark.jars=/dbfs/jars/ol.jar,/dbfs/jars/dq.jar",
+                 "--conf spark.openlineage.transport.type=transform",
+                 "--conf spark.openlineage.transport.transformerClass="
+                 "io.github.dqgovernance.listener.GovernanceTransformer",
+                 "--conf spark.openlineage.transport.transformerProperties.manifest=/dbfs/dqgov/manifest.json",
+                 "--conf spark.openlineage.transport.transport.type=file",
+                 "--conf spark.openlineage.transport.transport.location=/var/log/ol.jsonl"):
+        assert flag in out
+    assert "spark.openlineage.transport.location=" not in out
+
+
+@pytest.mark.spark
+def test_record_results_skips_quietly_without_the_jar_or_a_gateway(spark):
+    from dq_governance.api import check
+    from dq_governance.lineage import jvm_registry as R
+
+    df = spark.read.option("header", True).csv(str(REPO / "examples" / "data" / "orders.csv"))
+    result = check(df, str(CONTRACTS / "orders.yaml"))
+    # the shared session's driver has no extension jar: py4j finds no class, nothing is recorded
+    assert R.registry(spark) is None
+    assert R.record_results(spark, "file", "/x", result) is False
+    # no JVM gateway at all (what a Spark Connect session looks like from here)
+    assert R.record_results(object(), "file", "/x", result) is False
+    # what would have been sent: the seed lab's numbers, built by the same facet code as our events
+    doc = R.payload(result, load_contract(CONTRACTS / "orders.yaml"))
+    assertions = {a["name"]: a for a in doc["inputFacets"]["dataQualityAssertions"]["assertions"]}
+    assert (assertions["pedido_id_unique"]["success"], assertions["pedido_id_unique"]["actual"]) == (False, "2")
+    assert doc["inputFacets"]["dataQualityMetrics"]["rowCount"] == 7
+    assert {k: doc["contract"][k] for k in ("name", "status", "valid_rows", "invalid_rows")} == {
+        "name": "orders", "status": "failed", "valid_rows": 1, "invalid_rows": 6}
+    assert doc["contract"]["location"] == (CONTRACTS / "orders.yaml").as_uri()
+    assert "ana@example.com" not in json.dumps(doc)

@@ -1,0 +1,104 @@
+"""`dqgov profile`: one Spark pass, a draft contract that lints clean, passes its own data, flags the seed's faults."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dq_governance.cli import main
+from dq_governance.cli.cmd_check import _read
+from dq_governance.contracts.lint import lint_path
+from dq_governance.contracts.load import load_contract
+from dq_governance.profile import draft_contract, profile, suggest
+
+REPO = Path(__file__).resolve().parent.parent
+CLEAN = REPO / "tests" / "fixtures" / "orders_clean.csv"
+SEED = REPO / "examples" / "data" / "orders.csv"
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def drafted(spark, tmp_path_factory):
+    df = _read(spark, "csv", str(CLEAN))
+    group = "dq-profile-one-pass"
+    spark.sparkContext.setJobGroup(group, "profile")
+    try:
+        prof = profile(df, source=str(CLEAN))
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    jobs = spark.sparkContext.statusTracker().getJobIdsForGroup(group)
+    path = tmp_path_factory.mktemp("profile") / "orders_clean.yaml"
+    path.write_text(draft_contract(prof, name="orders_clean", path=str(CLEAN), fmt="csv"))
+    return prof, path, jobs
+
+
+def test_profile_is_one_spark_job_with_exact_numbers(drafted):
+    prof, _path, jobs = drafted
+    assert len(jobs) == 1
+    assert prof.rows == 6
+    cols = {c.name: c for c in prof.columns}
+    assert [c.name for c in prof.columns] == ["pedido_id", "cliente_id", "status", "valor", "data_pedido", "email"]
+    assert (cols["pedido_id"].present, cols["pedido_id"].distinct, cols["pedido_id"].min, cols["pedido_id"].max) == (6, 6, 1, 11)
+    assert (cols["cliente_id"].distinct, cols["status"].distinct, cols["email"].distinct) == (4, 3, 4)
+    assert cols["status"].values == ["CANCELADO", "CRIADO", "PAGO"]
+    assert cols["valor"].quantiles == {0.01: 50.0, 0.25: 80.0, 0.5: 99.9, 0.75: 150.0, 0.99: 230.0}
+    assert (cols["valor"].scale, cols["valor"].int_digits, cols["valor"].shape) == (2, 3, "9.9")
+    assert (cols["email"].min_length, cols["email"].max_length, cols["email"].shape) == (15, 17, "a@a.a")
+    assert cols["email"].hits["EMAIL_ADDRESS"] == 6 and cols["data_pedido"].casts["date"] == 6
+
+
+def test_suggestions_carry_their_evidence(drafted):
+    prof, path, _jobs = drafted
+    got = {c.name: {s.key: s.value for s in suggest(c)} for c in prof.columns}
+    assert got["pedido_id"] == {"type": "long", "required": True, "unique": True}
+    assert got["cliente_id"] == {"type": "long", "required": True, "minimum": 100, "maximum": 109}
+    assert got["status"] == {"type": "string", "required": True, "allowed_values": ["CANCELADO", "CRIADO", "PAGO"]}
+    assert got["valor"] == {"type": "decimal(10,2)", "required": True, "minimum": 32.0, "maximum": 248.0}
+    assert got["data_pedido"] == {"type": "date", "required": True}
+    assert got["email"] == {"type": "string", "required": True, "format": "email", "pii": True,
+                            "classification": "restricted", "masking": "hmac"}
+    text = path.read_text()
+    assert "unique: true  # 6 distinct values in 6 rows" in text
+    assert "minimum: 32.0  # p1 50, p99 230 (min 50, max 230); margin 10% of the p1-p99 spread (18)" in text
+    assert "pii: true  # PII detector EMAIL_ADDRESS, confidence 1.00, 6 of 6 values match" in text
+    assert "@example.com" not in text  # raw values of a PII column never reach the draft
+    body = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    suggestion_lines = [line for line in body if line.startswith("      ") and ":" in line]
+    assert suggestion_lines and all("  # " in line for line in suggestion_lines)
+
+
+def test_draft_lints_clean_passes_its_data_and_flags_the_seed_faults(drafted, spark):
+    from dq_governance.api import check
+
+    _prof, path, _jobs = drafted
+    assert lint_path(path) == []
+    contract = load_contract(path)
+    clean = check(_read(spark, "csv", str(CLEAN)), contract)
+    try:
+        assert (clean.total_rows, clean.valid_rows, clean.status, clean.gate.passed) == (6, 6, "passed", True)
+    finally:
+        clean.release()
+    seed = check(_read(spark, "csv", str(SEED)), contract)
+    try:
+        assert (seed.total_rows, seed.valid_rows, seed.invalid_rows) == (7, 1, 6)
+        failed = {r.name: r.failed_count for r in seed.rules if r.failed_count}
+        assert failed == {"pedido_id_unique": 2, "cliente_id_not_null": 1, "status_allowed_values": 1,
+                          "valor_range": 1, "data_pedido_type": 1}
+        assert sorted(r["pedido_id"] for r in seed.valid_df.collect()) == [1]
+    finally:
+        seed.release()
+
+
+def test_cli_writes_the_draft_and_reports_bad_input(spark, tmp_path, capsys):
+    out = tmp_path / "c.yaml"
+    assert main(["profile", "--input", str(CLEAN), "-o", str(out), "--name", "orders_draft"]) == 0
+    assert capsys.readouterr().out.strip() == f"wrote draft contract {out}"
+    assert load_contract(out).name == "orders_draft" and lint_path(out) == []
+    assert main(["profile", "--input", str(tmp_path / "missing.csv")]) == 2
+    assert capsys.readouterr().err.strip() == f"dqgov: error: {tmp_path / 'missing.csv'}: no such file or directory"
+    odd = tmp_path / "data.bin"
+    odd.write_text("x")
+    assert main(["profile", "--input", str(odd)]) == 2
+    assert "pass --format csv|parquet|json" in capsys.readouterr().err
