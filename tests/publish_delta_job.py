@@ -19,7 +19,8 @@ from dq_governance.publish.report import read_history
 work = sys.argv[1]
 builder = (
     SparkSession.builder.master("local[1]").appName("dqgov-delta-test")
-    .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+    .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+    .config("spark.sql.shuffle.partitions", "2")
     .config("spark.sql.session.timeZone", "UTC")
     .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
     .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")

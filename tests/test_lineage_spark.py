@@ -122,7 +122,8 @@ def test_no_listener_and_lineage_none_leave_the_builder_plain(fake_jar):
         assert "spark.extraListeners" not in b._options
 
 
-def test_enrich_without_the_extension_says_what_is_missing(fake_jar):
+def test_enrich_without_the_extension_says_what_is_missing(fake_jar, monkeypatch, tmp_path):
+    monkeypatch.setenv("DQGOV_LISTENER_JAR", str(tmp_path / "absent.jar"))
     with pytest.raises(ConfigError, match="listener extension"):
         S.configure(builder(), lineage="console", contract=orders(), enrich=True)
 

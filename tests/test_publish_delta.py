@@ -1,0 +1,40 @@
+"""Delta targets: overwrite, append, merge on keys, the merge guard, idempotent Delta report and quarantine.
+
+Delta needs a session with its jars and SQL extension, so the job runs in its own process
+(tests/publish_delta_job.py); the jars come from Maven through spark.jars.packages.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = [pytest.mark.spark, pytest.mark.integration]
+
+
+def test_delta_publication(repo, tmp_path):
+    pytest.importorskip("delta")
+    proc = subprocess.run(
+        [sys.executable, str(repo / "tests/publish_delta_job.py"), str(tmp_path)],
+        capture_output=True, text=True, timeout=900, cwd=str(repo),
+    )
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
+    seen = json.loads(lines[-1][len("RESULT "):])
+    assert seen["after_overwrite"] == {"1": "a", "2": "b", "3": "c"}  # the null-id row went to quarantine
+    assert seen["after_append"] == {"1": "a", "2": "b", "3": "c", "4": "d"}
+    assert seen["after_merge"] == {"1": "a", "2": "b", "3": "C", "4": "d", "5": "e"}  # 3 updated, 5 inserted
+    assert seen["merge_guard_rule"] == 0
+    # duplicate source keys: a clear report, no MERGE attempted, no new table version
+    assert seen["blocked"] is True
+    assert seen["block_reasons"][-1] == (
+        "merge keys (id) are not unique in the source: 2 row(s) share a key with another row; "
+        "a Delta MERGE would fail with 'multiple source rows matched'")
+    assert seen["version_unchanged"] is True
+    assert seen["after_blocked_merge"] == seen["after_merge"]
+    # one row per rule per run; r3 ran twice and still has its 4 rows (3 contract rules + the merge guard)
+    assert seen["report_rows_per_run"] == {"r1": 3, "r2": 3, "r3": 4, "r4": 4}
+    assert seen["quarantine"] == [["r1", None, "quarantined"], ["r4", "6", "blocked"], ["r4", "6", "blocked"]]
