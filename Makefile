@@ -18,8 +18,17 @@ java:
 	@scripts/ensure-java.sh
 
 # The main job on the embedded defaults: local Spark, local files, OpenLineage to a JSONL file.
+# The seed lab (orders) is meant to be blocked by its gate (exit 1); sales publishes. Exit 2 still fails make.
 demo: venv java
 	$(DQGOV) lint contracts/*
+	@mkdir -p .dqgov && [ -s .dqgov/demo-masking.key ] || head -c 32 /dev/urandom > .dqgov/demo-masking.key
+	@echo "== dqgov check contracts/orders.yaml (the seed lab: the gate blocks, exit 1) =="
+	@DQGOV_MASKING_KEY_FILE=.dqgov/demo-masking.key $(DQGOV) check contracts/orders.yaml \
+		--input examples/data/orders.csv; code=$$?; [ $$code -eq 1 ] || exit $$code
+	@echo "== dqgov check contracts/sales.yaml (publishes, exit 0) =="
+	@DQGOV_MASKING_KEY_FILE=.dqgov/demo-masking.key $(DQGOV) check contracts/sales.yaml \
+		--input examples/data/sales.csv
+	@echo "outputs under out/: <contract>/valid, <contract>/quarantine, report/ (history), lineage/events.jsonl"
 
 test: venv java listener-jar listener
 	@scripts/ensure-chromium.sh

@@ -24,6 +24,7 @@ _LAZY = {
     "expect_all_or_fail": "dq_governance.decorators",
     "contract": "dq_governance.decorators",
     "spark_session": "dq_governance.lineage.spark",
+    "check_stream": "dq_governance.streaming",
     "record_results": "dq_governance.lineage.jvm_registry",
 }
 

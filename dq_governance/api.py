@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dq_governance.checks.result import CheckResult
-from dq_governance.errors import DqGovernanceError, GateFailedError, InputDataError
+from dq_governance.errors import DqGovernanceError, GateFailedError
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame

@@ -6,6 +6,7 @@ Usage: python tests/publish_delta_job.py WORKDIR  -> prints one JSON object with
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from delta import configure_spark_with_delta_pip
@@ -76,5 +77,14 @@ history = read_history(report, spark=spark, format="delta")
 seen["report_rows_per_run"] = {r["run_id"]: r["count"] for r in history.groupBy("run_id").count().collect()}
 q = spark.read.format("delta").load(quarantine)
 seen["quarantine"] = sorted((r["_dq_run_id"], r["id"], r["_dq_disposition"]) for r in q.collect())
+# the CLI on the same session: sales merged into a Delta table on venda_id, twice
+os.environ["DQGOV_MASKING_KEY"] = "delta-job-test-key"
+from dq_governance.cli import main  # noqa: E402
+
+cli = ["check", "contracts/sales.yaml", "--input", "examples/data/sales.csv", "--output", f"{work}/sales",
+       "--output-format", "delta", "--mode", "merge", "--merge-keys", "venda_id", "--quarantine", f"{work}/sq",
+       "--report", f"{work}/sr", "--lineage", "none", "--json"]
+seen["cli_codes"] = [main(cli), main(cli)]
+seen["cli_sales_ids"] = sorted(r["venda_id"] for r in spark.read.format("delta").load(f"{work}/sales").collect())
 print("RESULT " + json.dumps(seen, sort_keys=True))
 spark.stop()

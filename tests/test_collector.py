@@ -273,3 +273,16 @@ def test_dqgov_serve_command(tmp_path):
         proc.wait(10)
     with LineageGraph(db) as graph:
         assert graph.counts()["events"] == 1
+
+
+def test_negative_content_length_is_400(server):
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=10)
+    conn.putrequest("POST", "/api/v1/lineage")
+    conn.putheader("Content-Length", "-5")
+    conn.endheaders()
+    response = conn.getresponse()
+    assert response.status == 400
+    assert json.loads(response.read())["reason"] == "Content-Length is not a non-negative number"
+    conn.close()

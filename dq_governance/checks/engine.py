@@ -465,7 +465,10 @@ def _names_array(named: list[tuple[str, Column]]) -> Column:
     """array<string> of the names whose condition is true on the row (compact: names only)."""
     if not named:
         return F.array().cast("array<string>")
-    return F.array_compact(F.array(*[F.when(condition, F.lit(name)) for name, condition in named]))
+    # array_remove of "" rather than array_compact: array_compact is a lambda (filter) and would switch
+    # off whole-stage code generation for the entire projection, every rule condition included.
+    entries = [F.when(condition, F.lit(name)).otherwise(F.lit("")) for name, condition in named]
+    return F.array_remove(F.array(*entries), "")
 
 
 def _outputs(full: DataFrame, fields: dict[str, _Field], input_columns: list[str],

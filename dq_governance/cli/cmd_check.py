@@ -209,7 +209,15 @@ def render_summary(result: Any, *, report: str | None = None) -> str:
     for reason in result.gate.reasons:
         lines.append(f"  - {reason}")
     for out in result.outputs:
-        lines.append(f"wrote {out['kind']}: {out['location']} ({out['rows']} rows, {out['format']})")
+        lines.append(f"wrote {out['kind']}: {_shown(out['location'])} ({out['rows']} rows, {out['format']})")
     if report:
-        lines.append(f"report: {report}")
+        lines.append(f"report: {_shown(report)}")
     return "\n".join(lines)
+
+
+def _shown(location: str) -> str:
+    """A path under the working directory, shown relative to it; anything else as is."""
+    cwd = os.getcwd()
+    if os.path.isabs(location) and (location + os.sep).startswith(cwd + os.sep):
+        return os.path.relpath(location, cwd)
+    return location

@@ -16,6 +16,7 @@ import io
 import json
 import logging
 import socket
+import sqlite3
 import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -162,7 +163,9 @@ class CollectorHandler(BaseHTTPRequestHandler):
         try:
             length = int(length_text)
         except ValueError:
-            self._error(HTTPStatus.BAD_REQUEST, "Content-Length is not a number")
+            length = -1
+        if length < 0:
+            self._error(HTTPStatus.BAD_REQUEST, "Content-Length is not a non-negative number")
             return
         if length > self.server.max_body:
             if length <= 16 * self.server.max_body:
@@ -202,8 +205,13 @@ class CollectorHandler(BaseHTTPRequestHandler):
         if events and len(problems) == len(events):
             self._error(HTTPStatus.BAD_REQUEST, f"no valid event in the batch: {problems[0]}")
             return
-        with self.server.write_lock:
-            stats = self.server.writer.ingest_events((f"{LINEAGE_PATH}[{i}]", e) for i, e in enumerate(events))
+        try:
+            with self.server.write_lock:
+                stats = self.server.writer.ingest_events((f"{LINEAGE_PATH}[{i}]", e) for i, e in enumerate(events))
+        except sqlite3.Error as exc:  # a locked or broken store: the client may retry later
+            log.error("lineage store %s: %s", self.server.db_path, exc)
+            self._error(HTTPStatus.SERVICE_UNAVAILABLE, "the lineage store cannot take events now")
+            return
         self._send(HTTPStatus.CREATED, {"stored": stats.stored, "duplicates": stats.duplicates,
                                         "skipped": stats.skipped, "errors": stats.errors})
 

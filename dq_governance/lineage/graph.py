@@ -34,6 +34,7 @@ QUALITY_STATUSES = ("passed", "warned", "failed")
 EVENT_TYPES = ("START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER")
 # A terminal state outranks START/RUNNING whatever the arrival order; OTHER never changes the state.
 _STATE_RANK = {"OTHER": 0, "START": 1, "RUNNING": 1, "COMPLETE": 2, "ABORT": 2, "FAIL": 2}
+_IN_CHUNK = 500  # ids per `IN (...)` query
 _CACHE_LIMIT = 200_000  # id caches are cleared past this size, so memory stays bounded
 _MAX_REASONS_KEPT = 100
 
@@ -693,14 +694,16 @@ class LineageGraph:
         row = self.db.execute("SELECT id FROM fields WHERE dataset_id = ? AND name = ?", (dataset_id, name)).fetchone()
         return row[0] if row else None
 
-    def job(self, job_id: int) -> dict[str, Any]:
-        """A job's identity, owners and its latest run's state."""
+    def job(self, job_id: int, *, last_run: bool = True) -> dict[str, Any]:
+        """A job's identity, owners and (unless `last_run=False`) its latest run's state."""
         row = self.db.execute("SELECT namespace, name, owners FROM jobs WHERE id = ?", (job_id,)).fetchone()
-        last = self.db.execute(
-            "SELECT state FROM runs WHERE job_id = ? AND state IS NOT NULL ORDER BY state_time DESC LIMIT 1",
-            (job_id,)).fetchone()
-        return {"id": job_id, "namespace": row[0], "name": row[1], "owners": json.loads(row[2] or "[]"),
-                "last_run_state": last[0] if last else None}
+        out = {"id": job_id, "namespace": row[0], "name": row[1], "owners": json.loads(row[2] or "[]")}
+        if last_run:
+            last = self.db.execute(
+                "SELECT state FROM runs WHERE job_id = ? AND state IS NOT NULL ORDER BY state_time DESC LIMIT 1",
+                (job_id,)).fetchone()
+            out["last_run_state"] = last[0] if last else None
+        return out
 
     def run(self, run_id: str) -> dict[str, Any] | None:
         """A run's job, state and times, or None."""
@@ -711,44 +714,77 @@ class LineageGraph:
         return {"run_id": run_id, "job_id": row[0], "state": row[1], "start_time": row[2], "end_time": row[3],
                 "parent_run_id": row[4]}
 
+    # Neighbour queries take many ids at once: a walk asks once per frontier level, not once per node.
+    def _grouped(self, sql: str, ids: Iterable[int]) -> dict[int, list[tuple]]:
+        """Run `sql` (an `IN ({ids})` query whose first column is the id) in chunks; rows grouped by id."""
+        ids = list(dict.fromkeys(ids))
+        out: dict[int, list[tuple]] = {}
+        for begin in range(0, len(ids), _IN_CHUNK):
+            chunk = ids[begin:begin + _IN_CHUNK]
+            for row in self.db.execute(sql.format(ids=",".join("?" * len(chunk))), chunk):
+                out.setdefault(row[0], []).append(row[1:])
+        return out
+
+    def field_out_many(self, field_ids: Iterable[int]) -> dict[int, list[tuple[int, int, int, str, str, str, int]]]:
+        """Per field: (dst field, its dataset, job, type, subtype, dst name, dst pii) of the edges leaving it."""
+        return self._grouped(
+            "SELECT e.src, e.dst, f.dataset_id, e.job_id, e.type, e.subtype, f.name, f.pii FROM field_edges e "
+            "JOIN fields f ON f.id = e.dst WHERE e.src IN ({ids}) ORDER BY e.src, e.dst, e.job_id, e.type, e.subtype",
+            field_ids)
+
+    def field_in_many(self, field_ids: Iterable[int]) -> dict[int, list[tuple[int, int, int, str, str, str, int]]]:
+        """Per field: (src field, its dataset, job, type, subtype, src name, src pii) of the edges entering it."""
+        return self._grouped(
+            "SELECT e.dst, e.src, f.dataset_id, e.job_id, e.type, e.subtype, f.name, f.pii FROM field_edges e "
+            "JOIN fields f ON f.id = e.src WHERE e.dst IN ({ids}) ORDER BY e.dst, e.src, e.job_id, e.type, e.subtype",
+            field_ids)
+
+    def dataset_deps_out_many(self, field_ids: Iterable[int]) -> dict[int, list[tuple[int, int, str, str]]]:
+        """Per field: (dataset, job, type, subtype) of the outputs it affects as a whole (filter, join...)."""
+        return self._grouped(
+            "SELECT src, dst_dataset, job_id, type, subtype FROM dataset_deps WHERE src IN ({ids}) "
+            "ORDER BY src, dst_dataset, job_id, type, subtype", field_ids)
+
+    def dataset_deps_in_many(self, dataset_ids: Iterable[int]) -> dict[int, list[tuple[int, int, int, str, str, str, int]]]:
+        """Per dataset: (src field, its dataset, job, type, subtype, name, pii) of the fields affecting it whole."""
+        return self._grouped(
+            "SELECT d.dst_dataset, d.src, f.dataset_id, d.job_id, d.type, d.subtype, f.name, f.pii FROM dataset_deps d "
+            "JOIN fields f ON f.id = d.src WHERE d.dst_dataset IN ({ids}) "
+            "ORDER BY d.dst_dataset, d.src, d.job_id, d.type, d.subtype", dataset_ids)
+
+    def downstream_jobs_many(self, dataset_ids: Iterable[int]) -> dict[int, list[tuple[int, int, int]]]:
+        """Per dataset: (job, output dataset, 1 if the job has column lineage for it) for each job reading it."""
+        return self._grouped(
+            "SELECT i.dataset_id, o.job_id, o.dataset_id, EXISTS (SELECT 1 FROM column_lineage c "
+            "WHERE c.job_id = o.job_id AND c.dataset_id = o.dataset_id) "
+            "FROM io i JOIN io o ON o.job_id = i.job_id AND o.direction = 'out' "
+            "WHERE i.dataset_id IN ({ids}) AND i.direction = 'in' ORDER BY i.dataset_id, o.job_id, o.dataset_id",
+            dataset_ids)
+
+    def upstream_jobs_many(self, dataset_ids: Iterable[int]) -> dict[int, list[tuple[int, int, int]]]:
+        """Per dataset: (job, input dataset, 1 if the job has column lineage for this dataset) per job writing it."""
+        return self._grouped(
+            "SELECT o.dataset_id, i.job_id, i.dataset_id, EXISTS (SELECT 1 FROM column_lineage c "
+            "WHERE c.job_id = o.job_id AND c.dataset_id = o.dataset_id) "
+            "FROM io o JOIN io i ON i.job_id = o.job_id AND i.direction = 'in' "
+            "WHERE o.dataset_id IN ({ids}) AND o.direction = 'out' ORDER BY o.dataset_id, i.job_id, i.dataset_id",
+            dataset_ids)
+
     def field_out(self, field_id: int) -> list[tuple[int, int, int, str, str]]:
         """(dst field, its dataset, job, type, subtype) of edges leaving a field."""
-        return self.db.execute(
-            "SELECT e.dst, f.dataset_id, e.job_id, e.type, e.subtype FROM field_edges e JOIN fields f ON f.id = e.dst "
-            "WHERE e.src = ?", (field_id,)).fetchall()
+        return [row[:5] for row in self.field_out_many([field_id]).get(field_id, [])]
 
     def field_in(self, field_id: int) -> list[tuple[int, int, int, str, str]]:
         """(src field, its dataset, job, type, subtype) of edges entering a field."""
-        return self.db.execute(
-            "SELECT e.src, f.dataset_id, e.job_id, e.type, e.subtype FROM field_edges e JOIN fields f ON f.id = e.src "
-            "WHERE e.dst = ?", (field_id,)).fetchall()
+        return [row[:5] for row in self.field_in_many([field_id]).get(field_id, [])]
 
     def dataset_deps_out(self, field_id: int) -> list[tuple[int, int, str, str]]:
         """(dataset, job, type, subtype): datasets a field affects as a whole (filter, join, group by...)."""
-        return self.db.execute("SELECT dst_dataset, job_id, type, subtype FROM dataset_deps WHERE src = ?",
-                               (field_id,)).fetchall()
+        return self.dataset_deps_out_many([field_id]).get(field_id, [])
 
-    def dataset_deps_in(self, dataset_id: int) -> list[tuple[int, int, int, str, str]]:
-        """(src field, its dataset, job, type, subtype): fields that affect a dataset as a whole."""
-        return self.db.execute(
-            "SELECT d.src, f.dataset_id, d.job_id, d.type, d.subtype FROM dataset_deps d JOIN fields f ON f.id = d.src "
-            "WHERE d.dst_dataset = ?", (dataset_id,)).fetchall()
-
-    def downstream_jobs(self, dataset_id: int) -> list[tuple[int, int, bool]]:
+    def downstream_jobs(self, dataset_id: int) -> list[tuple[int, int, int]]:
         """(job, output dataset, has column lineage) for each job reading the dataset."""
-        return self.db.execute(
-            "SELECT o.job_id, o.dataset_id, EXISTS (SELECT 1 FROM column_lineage c "
-            "WHERE c.job_id = o.job_id AND c.dataset_id = o.dataset_id) "
-            "FROM io i JOIN io o ON o.job_id = i.job_id AND o.direction = 'out' "
-            "WHERE i.dataset_id = ? AND i.direction = 'in'", (dataset_id,)).fetchall()
-
-    def upstream_jobs(self, dataset_id: int) -> list[tuple[int, int, bool]]:
-        """(job, input dataset, job has column lineage for this dataset) for each job writing the dataset."""
-        return self.db.execute(
-            "SELECT i.job_id, i.dataset_id, EXISTS (SELECT 1 FROM column_lineage c "
-            "WHERE c.job_id = o.job_id AND c.dataset_id = o.dataset_id) "
-            "FROM io o JOIN io i ON i.job_id = o.job_id AND i.direction = 'in' "
-            "WHERE o.dataset_id = ? AND o.direction = 'out'", (dataset_id,)).fetchall()
+        return self.downstream_jobs_many([dataset_id]).get(dataset_id, [])
 
     def counts(self) -> dict[str, int]:
         """Row counts per table (for reports and tests)."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import html
 import json
-from collections import deque
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -148,7 +147,7 @@ class _Walker:
         self._datasets: dict[int, dict[str, Any]] = {}
         self._jobs: dict[int, dict[str, Any]] = {}
         self._fields: dict[int, tuple[int, str, bool]] = {}
-        self._dataset_jobs: dict[int, list[tuple[int, int, bool]]] = {}
+        self._dataset_jobs: dict[int, list[tuple[int, int, int]]] = {}
         self.edges: list[tuple[Node, Node, int, bool]] = []  # every edge seen between reached nodes
 
     def dataset(self, dataset_id: int) -> dict[str, Any]:
@@ -158,7 +157,7 @@ class _Walker:
 
     def job(self, job_id: int) -> dict[str, Any]:
         if job_id not in self._jobs:
-            self._jobs[job_id] = self.graph.job(job_id)
+            self._jobs[job_id] = self.graph.job(job_id, last_run=False)
         return self._jobs[job_id]
 
     def field(self, field_id: int) -> tuple[int, str, bool]:
@@ -166,53 +165,71 @@ class _Walker:
             self._fields[field_id] = self.graph.field(field_id)
         return self._fields[field_id]
 
-    def jobs_of(self, dataset_id: int) -> list[tuple[int, int, bool]]:
-        """Jobs reading (downstream) or writing (upstream) a dataset; asked once per dataset per walk."""
-        found = self._dataset_jobs.get(dataset_id)
-        if found is None:
+    def _jobs_of(self, dataset_ids: list[int]) -> None:
+        """Load (once per walk) the jobs reading (downstream) or writing (upstream) these datasets."""
+        missing = [d for d in dataset_ids if d not in self._dataset_jobs]
+        if missing:
             graph = self.graph
-            found = graph.downstream_jobs(dataset_id) if self.downstream else graph.upstream_jobs(dataset_id)
-            self._dataset_jobs[dataset_id] = found
-        return found
+            found = graph.downstream_jobs_many(missing) if self.downstream else graph.upstream_jobs_many(missing)
+            for dataset_id in missing:
+                self._dataset_jobs[dataset_id] = found.get(dataset_id, [])
 
-    def neighbours(self, node: Node, coarse: bool) -> Iterator[tuple[Node, int, str, bool]]:
-        """(next node, job, transformation, coarse) one job hop away."""
-        dataset_id, field_id = node
+    def expand(self, frontier: list[tuple[Node, bool]]) -> list[tuple[Node, list[tuple[Node, int, str, bool]]]]:
+        """Each frontier node with its (next node, job, transformation, coarse) one job hop away."""
         graph = self.graph
-        if field_id is not None:
-            edges = graph.field_out(field_id) if self.downstream else graph.field_in(field_id)
-            for other, other_ds, job, kind, sub in edges:
-                yield (other_ds, other), job, _kind(kind, sub), False
-            if self.downstream:
-                for other_ds, job, kind, sub in graph.dataset_deps_out(field_id):
-                    yield (other_ds, None), job, _kind(kind, sub), False
+        field_ids = [node[1] for node, _ in frontier if node[1] is not None]
+        column_datasets = [node[0] for node, _ in frontier if node[1] is not None]
+        if self.downstream:
+            edges = graph.field_out_many(field_ids) if field_ids else {}
+            deps = graph.dataset_deps_out_many(field_ids) if field_ids else {}
+        else:
+            edges = graph.field_in_many(field_ids) if field_ids else {}
+            deps = graph.dataset_deps_in_many(column_datasets) if field_ids else {}
+        self._jobs_of([node[0] for node, _ in frontier])
+        out = []
+        for node, coarse in frontier:
+            dataset_id, field_id = node
+            steps: list[tuple[Node, int, str, bool]] = []
+            if field_id is not None:
+                fields = self._fields
+                for other, other_ds, job, kind, sub, name, pii in edges.get(field_id, ()):
+                    fields[other] = (other_ds, name, bool(pii))
+                    steps.append(((other_ds, other), job, _kind(kind, sub), False))
+                if self.downstream:
+                    for other_ds, job, kind, sub in deps.get(field_id, ()):
+                        steps.append(((other_ds, None), job, _kind(kind, sub), False))
+                else:
+                    for other, other_ds, job, kind, sub, name, pii in deps.get(dataset_id, ()):
+                        fields[other] = (other_ds, name, bool(pii))
+                        steps.append(((other_ds, other), job, _kind(kind, sub), False))
+                for job, other_ds, has_column_lineage in self._dataset_jobs[dataset_id]:
+                    if not has_column_lineage:  # this job's output cannot be followed by column: coarse
+                        steps.append(((other_ds, None), job, "DATASET", True))
             else:
-                for other, other_ds, job, kind, sub in graph.dataset_deps_in(dataset_id):
-                    yield (other_ds, other), job, _kind(kind, sub), False
-            for job, other_ds, has_column_lineage in self.jobs_of(dataset_id):
-                if not has_column_lineage:
-                    yield (other_ds, None), job, "DATASET", True
-            return
-        for job, other_ds, _ in self.jobs_of(dataset_id):
-            yield (other_ds, None), job, "DATASET", coarse
+                for job, other_ds, _ in self._dataset_jobs[dataset_id]:
+                    steps.append(((other_ds, None), job, "DATASET", coarse))
+            out.append((node, steps))
+        return out
 
     def walk(self, start: Node, depth: int | None) -> Iterator[tuple[Node, int, bool, dict[Node, tuple]]]:
-        """Yield (node, distance, coarse, parents) for each node reached, nearest first."""
+        """Yield (node, distance, coarse, parents) for each node reached, nearest first (one level at a time)."""
         parents: dict[Node, tuple[Node, int, str]] = {}
         seen = {start}
-        queue: deque[tuple[Node, int, bool]] = deque([(start, 0, False)])
-        while queue:
-            node, distance, coarse = queue.popleft()
-            if depth is not None and distance >= depth:
-                continue
-            for nxt, job, kind, nxt_coarse in self.neighbours(node, coarse):
-                self.edges.append((node, nxt, job, nxt_coarse))
-                if nxt in seen:
-                    continue
-                seen.add(nxt)
-                parents[nxt] = (node, job, kind)
-                queue.append((nxt, distance + 1, nxt_coarse))
-                yield nxt, distance + 1, nxt_coarse, parents
+        frontier: list[tuple[Node, bool]] = [(start, False)]
+        distance = 0
+        while frontier and (depth is None or distance < depth):
+            following: list[tuple[Node, bool]] = []
+            for node, steps in self.expand(frontier):
+                for nxt, job, kind, nxt_coarse in steps:
+                    self.edges.append((node, nxt, job, nxt_coarse))
+                    if nxt in seen:
+                        continue
+                    seen.add(nxt)
+                    parents[nxt] = (node, job, kind)
+                    following.append((nxt, nxt_coarse))
+                    yield nxt, distance + 1, nxt_coarse, parents
+            frontier = following
+            distance += 1
 
     def label(self, node: Node) -> str:
         dataset_id, field_id = node

@@ -129,38 +129,34 @@ def is_cep(col: Column) -> Column:
 
 @dataclass(frozen=True)
 class Detector:
-    """One PII entity: how values and names reveal it, and what the contract should then say."""
+    """One PII entity: how its values and column names reveal it (the proposals live in `proposals.py`)."""
 
     pii_type: str
-    classification: str
-    masking: dict
     values: Callable[[Column], Column] | None = None
     name_pattern: str | None = None
     #: value evidence counts only when the name matches too (dates, CEPs are everywhere)
     values_need_name: bool = False
-    fmt: str | None = None
 
 
 DETECTORS: tuple[Detector, ...] = (
-    Detector("BR_CPF", "restricted", {"method": "hmac"}, is_cpf, r"cpf", fmt="cpf"),
-    Detector("BR_CNPJ", "confidential", {"method": "hmac"}, is_cnpj, r"cnpj", fmt="cnpj"),
-    Detector("EMAIL_ADDRESS", "restricted", {"method": "hmac"}, is_email, r"e[-_]?mail", fmt="email"),
-    Detector("PHONE_NUMBER", "restricted", {"method": "hmac"}, is_br_phone,
-             r"tel|fone|phone|celular|whats|mobile", fmt="phone"),
-    Detector("CREDIT_CARD", "restricted", {"method": "hmac"}, is_credit_card,
-             r"cart[aã]o|card|cc_?num|\bpan\b"),
-    Detector("IBAN_CODE", "restricted", {"method": "hmac"}, is_iban, r"iban"),
-    Detector("IP_ADDRESS", "confidential", {"method": "hmac"}, is_ipv4, r"(^|_)ip($|_)|ip_?addr|ipv4", fmt="ipv4"),
-    Detector("DATE_OF_BIRTH", "confidential", {"method": "generalize", "granularity": "year"}, is_date_like,
-             r"nasc|birth|\bdob\b|(^|_)dob($|_)", values_need_name=True),
-    Detector("ZIP_CODE", "confidential", {"method": "generalize", "prefix_length": 5}, is_cep,
-             r"(^|_)cep($|_)|zip|postal", values_need_name=True),
-    Detector("PERSON", "confidential", {"method": "redact"}, None, r"(^|_)nome($|_)|name|sobrenome"),
-    Detector("LOCATION", "confidential", {"method": "redact"}, None, r"endere[cç]o|address|logradouro|(^|_)rua($|_)|street|bairro"),
-)  # fmt: skip
+    Detector("BR_CPF", is_cpf, r"cpf"),
+    Detector("BR_CNPJ", is_cnpj, r"cnpj"),
+    Detector("EMAIL_ADDRESS", is_email, r"e[-_]?mail"),
+    Detector("PHONE_NUMBER", is_br_phone, r"tel|fone|phone|celular|whats|mobile"),
+    Detector("CREDIT_CARD", is_credit_card, r"cart[aã]o|card|cc_?num|\bpan\b"),
+    Detector("IBAN_CODE", is_iban, r"iban"),
+    Detector("IP_ADDRESS", is_ipv4, r"(^|_)ip($|_)|ip_?addr|ipv4"),
+    Detector("DATE_OF_BIRTH", is_date_like, r"nasc|birth|(^|_)dob($|_)", values_need_name=True),
+    Detector("ZIP_CODE", is_cep, r"(^|_)cep($|_)|zip|postal", values_need_name=True),
+    Detector("PERSON", None, r"(^|_)nome($|_)|name|sobrenome"),
+    Detector("LOCATION", None, r"endere[cç]o|address|logradouro|(^|_)rua($|_)|street|bairro"),
+)
 DETECTOR_BY_TYPE = {d.pii_type: d for d in DETECTORS}
 #: names that contain "name" etc. but are not about a person
-NOT_PERSONAL = re.compile(r"produto|product|file|arquivo|tabela|table|empresa|company|loja|store|categor|campanha|campaign|marca|brand|host|bucket|column|coluna")
+NOT_PERSONAL = re.compile(
+    r"produto|product|file|arquivo|tabela|table|empresa|company|loja|store|categor|campanha|campaign|marca|brand"
+    r"|host|bucket|column|coluna"
+)
 
 
 def name_matches(column: str) -> list[str]:
@@ -188,11 +184,6 @@ class Finding:
     hit_rate: float | None
     non_null: int
     name_match: bool
-
-    @property
-    def detector(self) -> Detector:
-        """The table entry for this entity."""
-        return DETECTOR_BY_TYPE[self.pii_type]
 
 
 @dataclass

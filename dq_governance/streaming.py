@@ -1,0 +1,293 @@
+"""Check a Structured Streaming query micro-batch by micro-batch (`foreachBatch`), exactly once per batch id.
+
+Each micro-batch goes through the same engine and policies as a batch run (`api.check` + the publish
+path of `api.run`): valid rows to `target`, invalid rows to `quarantine`, report rows to `report`.
+
+Exactly once, for retries of a batch id (Spark replays the last uncommitted batch after a restart):
+- every output is written by replacing partitions keyed by the batch: the target by `_dq_batch_id`,
+  the quarantine by `_dq_run_id` (a run id derived from the stream and the batch id), the report by
+  `pipeline/run_id`. A replayed batch rewrites the same partitions, so no row is written twice;
+- after all writes, a marker `<checkpoint>/dq_commits/batch=<id>` is created; a batch whose marker
+  exists is skipped entirely (no write, no report row, no lineage event).
+
+Uniqueness: within a batch it is exact (the engine's unique rules). Across batches it needs state:
+- `key_table=PATH`: the keys of every published row, one parquet partition per batch
+  (`PATH/<rule>/_dq_batch_id=<id>`), are the state. Each batch's rows whose key was published by an
+  earlier batch fail the rule `<rule>_across_batches` and go to quarantine. The table grows with the
+  number of distinct keys; prune old partitions to bound it (keys older than that are forgotten).
+- or bound the state by event time before calling: `stream_df.withWatermark("ts", "1 day")
+  .dropDuplicatesWithinWatermark(["id"])`. Spark keeps keys for the watermark delay only, and drops
+  (does not quarantine) later duplicates.
+
+Lineage: one OpenLineage run for the streaming query (its run id derived from the checkpoint); every
+micro-batch emits one RUNNING event carrying that batch's quality facets (assertions, metrics, outputs,
+and the `dqgov_microBatch` run facet with the batch id); `StreamCheck.stop()` emits COMPLETE.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import attr
+from openlineage.client.generated.base import RunFacet
+
+from dq_governance.lineage.emit import LineageEmitter
+
+log = logging.getLogger(__name__)
+
+BATCH_COL = "_dq_batch_id"
+SEEN_PREFIX = "__dq_seen"
+_NAMESPACE = uuid.UUID("6b1f9d5e-0c57-4bb4-9d8a-5f0d8f3a2c11")  # fixed: run ids are stable across restarts
+MICRO_BATCH_FACET_SCHEMA_URL = "https://github.com/dq-governance/dq-governance/blob/main/docs/facets/MicroBatchRunFacet.json"
+
+
+@attr.define
+class MicroBatchRunFacet(RunFacet):
+    """Custom run facet `dqgov_microBatch`: which micro-batch an event reports on."""
+
+    batchId: int  # noqa: N815 - OpenLineage facet fields are camelCase
+    checkRunId: str  # noqa: N815 - the batch's run id in the report history and quarantine
+    totalRows: int  # noqa: N815
+    validRows: int  # noqa: N815
+
+    @staticmethod
+    def _get_schema() -> str:
+        return MICRO_BATCH_FACET_SCHEMA_URL
+
+
+class _BatchEmitter(LineageEmitter):
+    """The stream's emitter: one RUNNING event per batch, with the batch facet added to the run facets."""
+
+    batch_facet: MicroBatchRunFacet | None = None
+
+    def _run_facets(self, extra: Any = None) -> dict[str, Any]:
+        facets = super()._run_facets(extra)
+        if self.batch_facet is not None:
+            facets["dqgov_microBatch"] = self.batch_facet
+        return facets
+
+    def running(self, result: Any, outputs: list[dict[str, Any]], facet: MicroBatchRunFacet) -> None:
+        """RUNNING with this batch's assertions, metrics and outputs."""
+        from openlineage.client.event_v2 import RunState
+
+        self.batch_facet = facet
+        try:
+            self._guarded("RUNNING", lambda: self._finish(RunState.RUNNING, result, outputs, None))
+        finally:
+            self.batch_facet = None
+
+
+@dataclass
+class StreamCheck:
+    """A running checked stream: the Spark query, the per-batch function, and what each batch did."""
+
+    query: Any
+    process_batch: Any  # (batch_df, batch_id) -> None; what foreachBatch calls
+    batches: list[dict[str, Any]] = field(default_factory=list)
+    emitter: _BatchEmitter | None = None
+
+    def await_termination(self, timeout: float | None = None) -> Any:
+        """Wait for the query (e.g. with trigger availableNow); re-raises a batch's error."""
+        return self.query.awaitTermination(timeout) if timeout is not None else self.query.awaitTermination()
+
+    def stop(self) -> None:
+        """Stop the query and emit the stream's COMPLETE event."""
+        self.query.stop()
+        if self.emitter is not None:
+            from openlineage.client.event_v2 import RunState
+
+            self.emitter._guarded("COMPLETE", lambda: self.emitter._emit(  # type: ignore[union-attr]
+                RunState.COMPLETE, self.emitter._run_facets(), [], []))
+            self.emitter.close()
+
+
+def batch_run_id(stream_key: str, batch_id: int) -> str:
+    """The run id of one micro-batch: the same for every retry of the batch."""
+    return str(uuid.uuid5(_NAMESPACE, f"{stream_key}#batch={int(batch_id)}"))
+
+
+def check_stream(
+    stream_df: Any,
+    contract: Any,
+    *,
+    target: str,
+    quarantine: str,
+    report: str | None = None,
+    checkpoint: str,
+    key_table: str | None = None,
+    lineage: str | None = None,
+    pipeline: str | None = None,
+    source: str | None = None,
+    mask: bool = True,
+    trigger: dict[str, Any] | None = None,
+    start: bool = True,
+) -> StreamCheck:
+    """Validate each micro-batch of `stream_df` against `contract` through foreachBatch; see the module doc."""
+    from dq_governance.api import resolve_contract
+
+    resolved, location = resolve_contract(contract)
+    pipeline = pipeline or resolved.name
+    spark = stream_df.sparkSession
+    stream_key = f"{pipeline}@{_absolute(checkpoint)}"
+    checker = _BatchChecker(resolved, location, target=target, quarantine=quarantine, report=report,
+                            checkpoint=checkpoint, key_table=key_table, pipeline=pipeline, source=source,
+                            mask=mask, stream_key=stream_key)
+    handle = StreamCheck(query=None, process_batch=checker)
+    checker.handle = handle
+    if lineage is not None and str(lineage).lower() != "none":
+        from dq_governance.lineage.emit import build_emitter
+
+        base = build_emitter(lineage, resolved, run_id=str(uuid.uuid5(_NAMESPACE, stream_key)), pipeline=pipeline,
+                             spark=spark, contract_location=location)
+        if base is not None:
+            emitter = _BatchEmitter.__new__(_BatchEmitter)
+            emitter.__dict__.update(base.__dict__)  # same client and identity, plus the batch facet
+            from dq_governance.api import _input_identity
+
+            emitter.input = emitter._input_identity(*_input_identity(source, resolved))
+            handle.emitter = emitter
+    if start:
+        writer = stream_df.writeStream.foreachBatch(checker).option("checkpointLocation", checkpoint)
+        if trigger:
+            writer = writer.trigger(**trigger)
+        handle.query = writer.queryName(f"dqgov_{pipeline}").start()
+    return handle
+
+
+class _BatchChecker:
+    """The foreachBatch function: check, route, write (idempotently), report, mark committed, emit."""
+
+    def __init__(self, contract: Any, location: str | None, *, target: str, quarantine: str, report: str | None,
+                 checkpoint: str, key_table: str | None, pipeline: str, source: str | None, mask: bool,
+                 stream_key: str) -> None:
+        from dq_governance.publish import policy
+        from dq_governance.publish.writer import Output
+
+        self.contract = contract
+        self.location = location
+        self.report = report
+        self.checkpoint = checkpoint
+        self.key_table = key_table
+        self.pipeline = pipeline
+        self.source = source
+        self.mask = mask
+        self.stream_key = stream_key
+        self.target = Output(target, "parquet", "replace_partitions", partition_by=[BATCH_COL])
+        self.quarantine = Output(quarantine, "parquet", "replace_partitions", partition_by=[policy.RUN_ID_COL])
+        self.unique_keys = [(rule.name, list(rule.target_columns)) for rule in contract.rules()
+                            if rule.type == "unique" and not rule.filter]
+        self.handle: StreamCheck | None = None
+
+    def marker(self, batch_id: int) -> str:
+        """The commit marker of a batch."""
+        return f"{self.checkpoint.rstrip('/')}/dq_commits/batch={int(batch_id)}"
+
+    def __call__(self, batch_df: Any, batch_id: int) -> None:
+        from pyspark.sql import functions as F
+
+        from dq_governance.api import _masking_state, _publish, check
+        from dq_governance.publish.writer import _Fs
+
+        spark = batch_df.sparkSession
+        fs = _Fs(spark, self.marker(batch_id))
+        if fs.exists(self.marker(batch_id)):
+            log.info("%s: batch %s already committed; skipped (replay)", self.pipeline, batch_id)
+            self._record(batch_id, None, skipped=True)
+            return
+        run_id = batch_run_id(self.stream_key, batch_id)
+        df = batch_df.withColumn(BATCH_COL, F.lit(int(batch_id)).cast("long"))
+        contract = self.contract
+        if self.key_table and self.unique_keys:
+            df, contract = self._flag_seen_keys(df, batch_id)
+        source = f"{self.source or self.pipeline} batch {batch_id}"
+        result = check(df, contract, run_id=run_id, pipeline=self.pipeline, source=source)
+        try:
+            result.masking = _masking_state(contract, self.mask)
+            seen = [c for c in df.columns if c.startswith(SEEN_PREFIX)]
+            if seen:  # the key-table markers were inputs to the check, not data
+                result.valid_df = result.valid_df.drop(*seen)
+                result.quarantine_df = result.quarantine_df.drop(*seen)
+            base = Path(self.location).resolve().parent if self.location else None
+            outputs = _publish(result, contract, self.target, self.quarantine, mask=result.masking == "applied",
+                               source=source, base_dir=base)
+            if self.key_table and self.unique_keys and result.gate.publish:
+                self._remember_keys(result, batch_id)
+            if self.report:
+                from dq_governance.publish.report import write_report
+
+                write_report(spark, result.report_rows(), self.report)
+            fs.mkdirs(self.marker(batch_id))  # committed: a replay of this batch id is now a no-op
+            self._record(batch_id, result, outputs=outputs)
+            emitter = self.handle.emitter if self.handle else None
+            if emitter is not None:
+                emitter.running(result, outputs, MicroBatchRunFacet(
+                    batchId=int(batch_id), checkRunId=run_id, totalRows=result.total_rows,
+                    validRows=result.valid_rows))
+        finally:
+            result.release()
+
+    # -- cross-batch uniqueness (key table) ---------------------------------
+    def _keys_dir(self, rule_name: str) -> str:
+        return f"{self.key_table.rstrip('/')}/{rule_name}"  # type: ignore[union-attr]
+
+    def _flag_seen_keys(self, df: Any, batch_id: int) -> tuple[Any, Any]:
+        """Mark rows whose key an earlier batch published; add one expression rule per unique key."""
+        from functools import reduce
+
+        from pyspark.sql import functions as F
+
+        from dq_governance.contracts.model import ExpressionRule
+        from dq_governance.publish.writer import _Fs
+
+        spark = df.sparkSession
+        rules = []
+        for index, (name, columns) in enumerate(self.unique_keys):
+            where = self._keys_dir(name)
+            if not _Fs(spark, where).exists(where):
+                continue
+            known = (spark.read.option("basePath", where).parquet(where)
+                     .where(F.col(BATCH_COL) != int(batch_id)).drop(BATCH_COL).distinct())
+            aliases = [f"__dq_seen{index}_{j}" for j in range(len(columns))]
+            known = known.select(*[F.col(f"`{c}`").alias(a) for c, a in zip(columns, aliases)]).withColumn(
+                f"__dq_seen{index}", F.lit(True))
+            condition = reduce(lambda a, b: a & b, [
+                F.col(f"`{c}`").cast("string") == F.col(a).cast("string") for c, a in zip(columns, aliases)])
+            df = df.join(F.broadcast(known), on=condition, how="left").drop(*aliases)
+            rules.append(ExpressionRule(type="expression", name=f"{name}_across_batches",
+                                        expression=f"`__dq_seen{index}` IS NULL", dimension="uniqueness",
+                                        description=f"key ({', '.join(columns)}) not published by an earlier batch"))
+        if not rules:
+            return df, self.contract
+        contract = self.contract.model_copy(deep=True)
+        contract.quality.rules = [*contract.quality.rules, *rules]
+        return df, contract
+
+    def _remember_keys(self, result: Any, batch_id: int) -> None:
+        """Add the keys of this batch's published rows to the key table (replacing the batch's partition)."""
+        from pyspark.sql import functions as F
+
+        from dq_governance.publish.writer import replace_partitions
+
+        for name, columns in self.unique_keys:
+            keys = result.valid_df.select(*[F.col(f"`{c}`").cast("string").alias(c) for c in columns]).distinct()
+            keys = keys.withColumn(BATCH_COL, F.lit(int(batch_id)).cast("long"))
+            replace_partitions(keys.coalesce(1), self._keys_dir(name), [BATCH_COL], run_id=f"keys{int(batch_id)}")
+
+    def _record(self, batch_id: int, result: Any, *, skipped: bool = False,
+                outputs: list[dict[str, Any]] | None = None) -> None:
+        if self.handle is None:
+            return
+        entry: dict[str, Any] = {"batch_id": int(batch_id), "skipped": skipped}
+        if result is not None:
+            entry.update({"run_id": result.run_id, "total_rows": result.total_rows, "valid_rows": result.valid_rows,
+                          "invalid_rows": result.invalid_rows, "status": result.status,
+                          "published": result.published, "outputs": outputs or []})
+        self.handle.batches.append(entry)
+
+
+def _absolute(path: str) -> str:
+    return path if "://" in path else str(Path(path).resolve())

@@ -1,0 +1,125 @@
+"""check_stream: 3 file micro-batches, one retried, exactly-once valid / quarantine outputs, per-batch reports."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+import dq_governance
+from dq_governance.contracts.load import load_contract
+from dq_governance.observe.history import read_history_rows, runs
+from dq_governance.streaming import batch_run_id
+
+REPO = Path(__file__).resolve().parent.parent
+HEADER = "pedido_id,cliente_id,status,valor,data_pedido,email\n"
+BATCHES = [
+    # batch 0: order 1 clean; order 2 twice (both rows invalid: duplicate key within the batch)
+    ["1,101,PAGO,150.00,2026-11-01,ana@example.com", "2,102,CRIADO,230.00,2026-11-02,bruno@example.com",
+     "2,102,CRIADO,230.00,2026-11-02,bruno@example.com"],
+    # batch 1: order 3 has no customer; 7 clean; 1 again (published by batch 0: duplicate across batches)
+    ["3,,PAGO,99.90,2026-11-03,carla@example.com", "7,107,PAGO,70.00,2026-11-07,gabi@example.com",
+     "1,101,PAGO,150.00,2026-11-01,ana@example.com"],
+    # batch 2: 8 and 9 clean; 5 has a negative amount
+    ["8,108,PAGO,80.00,2026-11-08,hugo@example.com", "9,109,CANCELADO,90.00,2026-11-09,iris@example.com",
+     "5,105,PAGO,-100.00,2026-11-05,elisa@example.com"],
+]
+SCHEMA = "pedido_id string, cliente_id string, status string, valor string, data_pedido string, email string"
+
+pytestmark = pytest.mark.spark
+
+
+def _contract():
+    contract = load_contract(REPO / "contracts" / "orders.yaml")
+    contract.quality.on_failure = "quarantine"  # per-batch routing; the seed's 0.99 gate would block every batch
+    contract.quality.minimum_valid_ratio = None
+    return contract
+
+
+def _write_batches(folder: Path) -> list[Path]:
+    folder.mkdir()
+    files = []
+    for i, lines in enumerate(BATCHES):
+        path = folder / f"part-{i}.csv"
+        path.write_text(HEADER + "\n".join(lines) + "\n")
+        os.utime(path, (1_700_000_000 + i * 100, 1_700_000_000 + i * 100))  # the file source orders by mtime
+        files.append(path)
+    return files
+
+
+def _outputs(spark, out: Path) -> tuple[list[tuple[int, int]], list[tuple[int, str]], int]:
+    target = spark.read.parquet(str(out / "valid"))
+    quarantine = spark.read.parquet(str(out / "quarantine"))
+    valid = sorted((int(r["pedido_id"]), int(r["_dq_batch_id"])) for r in target.collect())
+    bad = sorted((int(r["pedido_id"]), r["_dq_errors"][0]) for r in quarantine.collect())
+    return valid, bad, quarantine.select("_dq_run_id").distinct().count()
+
+
+def test_three_batches_one_retried_exactly_once(spark, tmp_path):
+    files = _write_batches(tmp_path / "in")
+    out = tmp_path / "out"
+    events = tmp_path / "lineage" / "events.jsonl"
+    stream = (spark.readStream.schema(SCHEMA).option("header", True).option("maxFilesPerTrigger", 1)
+              .csv(str(tmp_path / "in")))
+    handle = dq_governance.check_stream(
+        stream, _contract(), target=str(out / "valid"), quarantine=str(out / "quarantine"),
+        report=str(out / "report"), checkpoint=str(out / "checkpoint"), key_table=str(out / "keys"),
+        lineage=f"file:{events}", mask=False, trigger={"availableNow": True})
+    handle.await_termination(240)
+
+    assert [(b["batch_id"], b["total_rows"], b["valid_rows"], b["invalid_rows"]) for b in handle.batches] == [
+        (0, 3, 1, 2), (1, 3, 1, 2), (2, 3, 2, 1)]
+    expected_valid = [(1, 0), (7, 1), (8, 2), (9, 2)]
+    expected_bad = [(1, "pedido_id_unique_across_batches"), (2, "pedido_id_unique"), (2, "pedido_id_unique"),
+                    (3, "cliente_id_not_null"), (5, "valor_range")]
+    assert _outputs(spark, out) == (expected_valid, expected_bad, 3)
+
+    # Retry batch 1 after it committed: a no-op.
+    replay = spark.read.schema(SCHEMA).option("header", True).csv(str(files[1]))
+    handle.process_batch(replay, 1)
+    assert handle.batches[-1] == {"batch_id": 1, "skipped": True}
+    assert _outputs(spark, out) == (expected_valid, expected_bad, 3)
+
+    # Retry batch 1 as after a crash before its commit marker: rewrites the same partitions, nothing twice.
+    shutil.rmtree(out / "checkpoint" / "dq_commits" / "batch=1")
+    handle.process_batch(replay, 1)
+    assert handle.batches[-1]["skipped"] is False and handle.batches[-1]["valid_rows"] == 1
+    assert _outputs(spark, out) == (expected_valid, expected_bad, 3)
+
+    history = runs(read_history_rows(out / "report"))
+    stream_key = f"orders@{(out / 'checkpoint').resolve()}"
+    assert sorted((r.run_id, r.total_rows, r.valid_rows) for r in history) == sorted(
+        (batch_run_id(stream_key, i), 3, v) for i, v in enumerate([1, 1, 2]))
+    rules = {r["check_name"] for r in history[0].rules}
+    assert {"pedido_id_unique", "cliente_id_not_null", "valor_range"} <= rules
+    assert sum(1 for run in history for r in run.rules if r["check_name"] == "pedido_id_unique_across_batches") == 2
+
+    handle.stop()
+    sent = [json.loads(line) for line in events.read_text().splitlines() if line.strip()]
+    states = [(e["eventType"], e["run"]["facets"].get("dqgov_microBatch", {}).get("batchId")) for e in sent]
+    assert states == [("RUNNING", 0), ("RUNNING", 1), ("RUNNING", 2), ("RUNNING", 1), ("COMPLETE", None)]
+    assert len({e["run"]["runId"] for e in sent}) == 1  # one OpenLineage run for the streaming query
+    batch2 = sent[2]
+    assertions = batch2["inputs"][0]["inputFacets"]["dataQualityAssertions"]["assertions"]
+    assert {a["name"]: a["success"] for a in assertions}["valor_range"] is False
+    assert batch2["run"]["facets"]["dqgov_microBatch"]["validRows"] == 2
+    rows = {o["name"].rsplit("/", 1)[-1]: o["outputFacets"]["outputStatistics"]["rowCount"] for o in batch2["outputs"]}
+    assert rows == {"quarantine": 1, "valid": 2}
+
+
+def test_without_key_table_uniqueness_is_per_batch(spark, tmp_path):
+    _write_batches(tmp_path / "in")
+    out = tmp_path / "out"
+    stream = (spark.readStream.schema(SCHEMA).option("header", True).option("maxFilesPerTrigger", 1)
+              .csv(str(tmp_path / "in")))
+    handle = dq_governance.check_stream(
+        stream, _contract(), target=str(out / "valid"), quarantine=str(out / "quarantine"),
+        checkpoint=str(out / "checkpoint"), mask=False, trigger={"availableNow": True})
+    handle.await_termination(240)
+    handle.stop()
+    valid, bad, _runs = _outputs(spark, out)
+    assert valid == [(1, 0), (1, 1), (7, 1), (8, 2), (9, 2)]  # order 1 again in batch 1: no cross-batch state
+    assert len(bad) == 4
