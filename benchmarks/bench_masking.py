@@ -4,8 +4,9 @@
 
 Data: ROWS rows with three PII string columns (punctuated CPF, mixed-case e-mail, formatted phone),
 written once to parquet. Each variant reads the parquet, selects the three columns and writes to
-Spark's `noop` sink (all rows computed, nothing stored). Printed: one JSON object with the median
-seconds per variant and ratios against `plain_select`. Target: hmac_3_columns <= 1.5.
+Spark's `noop` sink (all rows computed, nothing stored); `csv_*` variants read the same rows from CSV.
+Printed: one JSON object with median and best seconds per variant and ratios against the plain select
+of the same source. Target: hmac_3_columns <= 1.5.
 """
 
 from __future__ import annotations
@@ -48,8 +49,8 @@ def generate(spark: SparkSession, rows: int, path: str) -> None:
         "overwrite").parquet(path)
 
 
-def timed(build, repeat: int) -> float:
-    """Median wall seconds of `build().write.format('noop')` over `repeat` runs (after one warm-up)."""
+def timed(build, repeat: int) -> list[float]:
+    """Wall seconds of `build().write.format('noop')` for `repeat` runs (after one warm-up)."""
     samples = []
     for i in range(repeat + 1):
         df: DataFrame = build()
@@ -57,7 +58,7 @@ def timed(build, repeat: int) -> float:
         df.write.format("noop").mode("overwrite").save()
         if i:
             samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+    return samples
 
 
 def main() -> None:
@@ -72,10 +73,15 @@ def main() -> None:
     spark.sparkContext.setLogLevel("ERROR")
     with tempfile.TemporaryDirectory() as tmp:
         path = str(Path(tmp) / "pii.parquet")
+        csv_path = str(Path(tmp) / "pii.csv")
         generate(spark, args.rows, path)
+        spark.read.parquet(path).write.option("header", True).csv(csv_path)
 
         def read() -> DataFrame:
             return spark.read.parquet(path).select(*COLUMNS)
+
+        def read_csv() -> DataFrame:
+            return spark.read.option("header", True).csv(csv_path).select(*COLUMNS)
 
         variants = {
             "plain_select": lambda: read(),
@@ -86,15 +92,25 @@ def main() -> None:
             "tokenize_3_columns": lambda: apply_masks(read(), contract({"method": "tokenize"}), keys=KEY),
             # what a keyless (and brute-forceable) hash would cost, for scale only
             "unkeyed_sha2_3_columns": lambda: read().select(*[F.sha2(F.col(c), 256).alias(c) for c in COLUMNS]),
+            # the same pair from CSV, the seed lab's input format
+            "csv_plain_select": lambda: read_csv(),
+            "csv_hmac_3_columns": lambda: apply_masks(read_csv(), contract({"method": "hmac"}), keys=KEY),
         }
-        seconds = {name: timed(build, args.repeat) for name, build in variants.items()}
+        samples = {name: timed(build, args.repeat) for name, build in variants.items()}
     spark.stop()
-    base = seconds["plain_select"]
+    median = {k: statistics.median(v) for k, v in samples.items()}
+    best = {k: min(v) for k, v in samples.items()}
+
+    def ratios(seconds: dict[str, float]) -> dict[str, float]:
+        return {k: round(v / seconds["csv_plain_select" if k.startswith("csv_") else "plain_select"], 3)
+                for k, v in seconds.items()}
+
     print(json.dumps({
         "benchmark": "masking", "rows": args.rows, "masked_columns": len(COLUMNS), "repeat": args.repeat,
-        "master": args.master, "seconds": {k: round(v, 3) for k, v in seconds.items()},
-        "ratio_vs_plain_select": {k: round(v / base, 3) for k, v in seconds.items()},
-        "target": {"hmac_3_columns": 1.5}, "meets_target": seconds["hmac_3_columns"] / base <= 1.5,
+        "master": args.master, "median_seconds": {k: round(v, 3) for k, v in median.items()},
+        "min_seconds": {k: round(v, 3) for k, v in best.items()},
+        "ratio_vs_plain_select_median": ratios(median), "ratio_vs_plain_select_min": ratios(best),
+        "target": {"hmac_3_columns": 1.5}, "meets_target": ratios(median)["hmac_3_columns"] <= 1.5,
     }, indent=2))
 
 

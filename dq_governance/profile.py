@@ -29,6 +29,7 @@ from pyspark.sql import types as T
 
 from dq_governance.checks import formats
 from dq_governance.masking import detect
+from dq_governance.masking.proposals import PROPOSALS
 
 QUANTILES = (0.01, 0.25, 0.5, 0.75, 0.99)
 #: above this estimated input size distinct counts use HyperLogLog (rsd 2%) instead of exact counting
@@ -44,7 +45,9 @@ _ISO_DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 _ISO_TIMESTAMP = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?$"
 #: formats the format rule can check, from the detectors plus uuid / url from the check engine
 _FORMAT_CHECKS = {"uuid": formats.UUID_RE, "url": formats.URL_RE}
-_FORMAT_OF_DETECTOR = {d.pii_type: d.fmt for d in detect.DETECTORS if d.fmt}
+#: PII entity -> the contract `format` that checks it (entities without one get no format rule)
+_FORMAT_OF_DETECTOR = {"BR_CPF": "cpf", "BR_CNPJ": "cnpj", "EMAIL_ADDRESS": "email", "PHONE_NUMBER": "phone",
+                       "IP_ADDRESS": "ipv4"}
 _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 
 
@@ -267,9 +270,10 @@ def suggest(col: ColumnProfile) -> list[Suggestion]:
         evidence = f"PII detector {pii[0]}, confidence {pii[1]:.2f}" + (
             f", {col.hits.get(pii[0], 0)} of {n} values match" if det.values is not None else ", from the column name")
         out.append(Suggestion("pii", True, evidence))
-        out.append(Suggestion("classification", det.classification, f"the {pii[0]} default"))
-        masking = det.masking["method"] if set(det.masking) == {"method"} else det.masking
-        out.append(Suggestion("masking", masking, f"the {pii[0]} default"))
+        classification, masking = PROPOSALS[pii[0]]
+        out.append(Suggestion("classification", classification, f"what `dqgov scan-pii` proposes for {pii[0]}"))
+        masking = masking["method"] if set(masking) == {"method"} else masking
+        out.append(Suggestion("masking", masking, f"what `dqgov scan-pii` proposes for {pii[0]}"))
     return out
 
 

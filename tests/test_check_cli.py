@@ -76,7 +76,11 @@ def test_publishing_run_exits_0_with_defaults_under_out(spark, repo, tmp_path, c
         "target": (str(tmp_path / "out/sales/valid"), 3), "quarantine": (str(tmp_path / "out/sales/quarantine"), 3)}
     assert spark.read.parquet(str(tmp_path / "out/sales/valid")).count() == 3
     assert (tmp_path / "out/report").is_dir()
-    assert (tmp_path / "out/lineage/events.jsonl").is_file()
+    events = [json.loads(line) for line in (tmp_path / "out/lineage/events.jsonl").read_text().splitlines()]
+    ours = [e for e in events if e["run"]["runId"] == summary["run_id"]]
+    assert [e["eventType"] for e in ours] == ["START", "COMPLETE"]
+    outputs = {o["name"]: o["outputFacets"]["outputStatistics"]["rowCount"] for o in ours[-1]["outputs"]}
+    assert outputs == {str(tmp_path / "out/sales/valid"): 3, str(tmp_path / "out/sales/quarantine"): 3}
 
 
 def test_missing_contract_column_exits_2_naming_it(spark, repo, tmp_path, capsys):

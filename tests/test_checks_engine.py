@@ -154,3 +154,34 @@ def test_job_count_does_not_grow_with_rules(spark, mode):
     # one aggregation for the key set, one pass for everything else (AQE adds a job per shuffle stage),
     # plus two output writes in split mode
     assert jobs[40] <= (8 if mode == "split" else 6), jobs
+
+
+def test_bad_inputs_are_one_line_errors(spark, tmp_path):
+    from dq_governance.checks.engine import evaluate
+    from dq_governance.errors import ConfigError, ContractError
+
+    df = spark.createDataFrame([("1",)], "id string")
+    fields = [{"name": "id", "type": "long"}]
+    with pytest.raises(ConfigError, match="unknown check mode 'fast'"):
+        evaluate(df, contract(fields), mode="fast")
+    with pytest.raises(ContractError, match="^rule bad_expr: invalid SQL expression 'nope > 1'"):
+        evaluate(df, contract(fields, [{"type": "expression", "name": "bad_expr", "expression": "nope > 1"}]))
+    missing = str(tmp_path / "absent.csv")
+    fk = {"type": "foreign_key", "column": "id", "reference": {"path": missing, "format": "csv", "column": "id"}}
+    with pytest.raises(InputDataError, match=f"^cannot read reference {missing}"):
+        evaluate(df, contract(fields, [fk]))
+    assert not [t for t in spark.catalog.listTables() if t.name.startswith("_validation_df")]
+
+
+def test_recheck_of_annotated_data_replaces_annotations(spark):
+    from dq_governance.checks.engine import evaluate
+
+    first = evaluate(spark.createDataFrame([("1",), ("x",)], "id string"), contract([{"name": "id", "type": "long"}]))
+    try:
+        again = evaluate(first.quarantine_df, contract([{"name": "id", "type": "long"}]))
+        rows = again.annotated_df.collect()
+        assert [(r["id"], r["_dq_errors"]) for r in rows] == [("x", ["id_type"])]
+        assert again.annotated_df.columns == ["id", "_dq_errors", "_dq_warnings"]
+        again.release()
+    finally:
+        first.release()

@@ -30,9 +30,10 @@ def run(spark, rows, schema, fields, rules, mode="split", **kw):
 
 
 def test_registry_covers_every_rule_type():
-    from dq_governance.checks.registry import REGISTRY
+    from dq_governance.checks.registry import DEFAULT_DIMENSIONS, REGISTRY
 
     assert set(REGISTRY) == set(RULE_TYPES)
+    assert set(DEFAULT_DIMENSIONS) == set(RULE_TYPES)
 
 
 def test_not_null_any_column(spark):

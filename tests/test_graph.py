@@ -240,3 +240,160 @@ def test_two_writers_at_once(tmp_path):
     assert results == [300, 300]
     with LineageGraph(path) as g:
         assert g.counts()["datasets"] == 601 and g.counts()["io"] == 1200
+
+
+# --------------------------------------------------------------------------- the bulk path
+# JSONL lines are hashed as read and checked against the store one chunk at a time (an IN query), parsed
+# only when new; rows are written per transaction with multi-row INSERTs; runs are upserts in arrival order;
+# new fields are numbered in memory; id caches are two bounded generations. These tests pin each of those.
+
+import math  # noqa: E402
+import random  # noqa: E402
+
+import dq_governance.lineage.graph as graph_module  # noqa: E402
+from dq_governance.lineage.graph import MalformedEvent, _parse_line  # noqa: E402
+from graph_events import schema  # noqa: E402
+
+
+def chain_events(count):
+    """d0 -> d1 -> ... -> d<count>: x <- prev.x, y <- prev.y (and y <- d<i//2>.x once that is not prev)."""
+    events = []
+    for i in range(1, count + 1):
+        lineage = {"x": [(f"d{i - 1}", "x", "DIRECT", "IDENTITY")], "y": [(f"d{i - 1}", "y", "DIRECT", "IDENTITY")]}
+        if i // 2 != i - 1:
+            lineage["y"].append((f"d{i // 2}", "x", "INDIRECT", "JOIN"))
+        events.append(run_event(f"j{i}", [ds(f"d{i - 1}")], [ds(f"d{i}", {
+            "schema": schema("x", "y"), "columnLineage": column_lineage(lineage)})]))
+    return events
+
+
+def natural_edges(g):
+    """Every column edge by names, not ids."""
+    return sorted(g.db.execute(
+        "SELECT sd.name, s.name, dd.name, d.name, j.name, e.type, e.subtype FROM field_edges e "
+        "JOIN fields s ON s.id = e.src JOIN datasets sd ON sd.id = s.dataset_id "
+        "JOIN fields d ON d.id = e.dst JOIN datasets dd ON dd.id = d.dataset_id JOIN jobs j ON j.id = e.job_id"))
+
+
+def table_dump(g):
+    """Every row of every table (ids included): two ingests in the same order must agree on all of it."""
+    tables = ("datasets", "fields", "jobs", "runs", "io", "field_edges", "dataset_deps", "column_lineage", "events")
+    return {t: sorted(map(tuple, g.db.execute(f"SELECT * FROM {t}"))) for t in tables}
+
+
+def test_bulk_file_duplicates_within_and_across_chunks_and_transactions(tmp_path, monkeypatch):
+    monkeypatch.setattr(graph_module, "_BATCH", 100)  # chunks of 100, one transaction each
+    events = chain_events(600)
+    # event 0 again right after itself (same chunk), 50 events again 500 lines later (other transactions)
+    lines = [events[0], events[0], *events[1:], *events[:50]]
+    path = write_jsonl(tmp_path / "dups.jsonl", lines)
+    with LineageGraph(tmp_path / "l.db") as g:
+        first = g.ingest_file(path)
+        counts = g.counts()
+        again = g.ingest_file(path)
+        assert (first.read, first.stored, first.duplicates, first.skipped) == (651, 600, 51, 0)
+        assert (again.read, again.stored, again.duplicates) == (651, 0, 651)
+        assert g.counts() == counts
+        # 601 datasets x 2 fields; 2 edges per event plus the d<i//2>.x input from event 3 on
+        assert (counts["datasets"], counts["fields"], counts["jobs"], counts["events"]) == (601, 1202, 600, 600)
+        assert (counts["field_edges"], counts["io"]) == (1200 + 598, 1200)
+
+
+def test_runs_out_of_order_in_one_bulk_statement(tmp_path):
+    """150 runs, their events shuffled into one transaction (multi-row upserts): each run ends as the rules say."""
+    events = []
+    for k in range(150):
+        run_id = f"00000000-0000-4000-8000-{k:012d}"
+
+        def ev(kind, minute, k=k, run_id=run_id):
+            return run_event(f"job{k}", [], [], event_type=kind, run_id=run_id, time=f"2026-11-01T10:{minute:02d}:00Z")
+
+        events += [ev("START", 0), ev("RUNNING", 1), ev("OTHER", 30)]
+        if k % 3 == 0:
+            events.append(ev("COMPLETE", 5))
+        elif k % 3 == 1:
+            events.append(ev("FAIL", 5))
+        if k % 5 == 0:
+            events.append(ev("ABORT", 7))
+    random.Random(5).shuffle(events)
+    for order, name in ((events, "a"), (events[::-1], "b")):
+        path = write_jsonl(tmp_path / f"{name}.jsonl", order)
+        with LineageGraph(tmp_path / f"{name}.db") as g:
+            assert g.ingest_file(path).stored == len(events)
+            for k in range(150):
+                run = g.run(f"00000000-0000-4000-8000-{k:012d}")
+                state = "ABORT" if k % 5 == 0 else ("COMPLETE", "FAIL", "RUNNING")[k % 3]
+                minute = {"ABORT": 7, "COMPLETE": 5, "FAIL": 5, "RUNNING": 1}[state]
+                end = 7 if k % 5 == 0 else (5 if k % 3 < 2 else None)
+                assert run["state"] == state, k
+                assert run["start_time"] == parse_time("2026-11-01T10:00:00Z")
+                assert run["end_time"] == (None if end is None else parse_time(f"2026-11-01T10:{end:02d}:00Z"))
+                assert g.db.execute("SELECT state_time FROM runs WHERE run_id = ?", (run["run_id"],)).fetchone()[0] \
+                    == parse_time(f"2026-11-01T10:{minute:02d}:00Z")
+
+
+def test_new_fields_then_tags_and_retype_in_one_transaction(graph):
+    tags = facet("TagsDatasetFacet", tags=[{"key": "pii", "value": "true", "field": "a"}])
+    retyped = facet("SchemaDatasetFacet", "1-2-0", fields=[{"name": "a", "type": "int"}, {"name": "c", "type": "string"}])
+    stats = graph.ingest_events([
+        ("1", run_event("j1", [], [ds("t", {"schema": schema("a", "b")})])),
+        ("2", run_event("j2", [], [ds("t", {"tags": tags})])),
+        ("3", run_event("j3", [], [ds("t", {"schema": retyped})])),
+    ])
+    assert stats.stored == 3
+    fields = graph.fields_of(graph.find_datasets("t")[0][0])
+    assert [(f["name"], f["type"], f["pii"]) for f in fields] == [
+        ("a", "int", True), ("b", "string", False), ("c", "string", False)]
+
+
+def test_bounded_id_caches_give_the_same_graph(tmp_path, monkeypatch):
+    path = write_jsonl(tmp_path / "chain.jsonl", chain_events(300))
+    with LineageGraph(tmp_path / "unbounded.db") as g:
+        g.ingest_file(path)
+        expected, counts = natural_edges(g), g.counts()
+    monkeypatch.setattr(graph_module, "_CACHE_LIMIT", 8)
+    monkeypatch.setattr(graph_module, "_BATCH", 50)
+    with LineageGraph(tmp_path / "bounded.db") as g:
+        assert g.ingest_file(path).stored == 300
+        assert natural_edges(g) == expected and g.counts() == counts
+        assert (counts["fields"], counts["field_edges"]) == (602, 600 + 298)
+        # a transaction adds at most 50 events x 5 look-ups to the young generation before it rotates
+        assert len(g._field_ids) <= 8 + 250 and len(g._field_ids_old) <= 8 + 250
+        assert len(g._dataset_ids) + len(g._dataset_ids_old) <= 2 * (8 + 150)
+
+
+def test_fast_parser_gives_identical_results(tmp_path, monkeypatch):
+    # what json.loads accepts and a strict parser may not: NaN, integers past 64 bits
+    odd = _parse_line(b'{"a": NaN, "b": 123456789012345678901234567890, "c": "\\u00e9"}')
+    assert math.isnan(odd["a"]) and odd["b"] == 123456789012345678901234567890 and odd["c"] == "\u00e9"
+    with pytest.raises(MalformedEvent, match=r"^invalid JSON: Expecting property name enclosed in double quotes"):
+        _parse_line(b"{not json")
+    events = fixture_events() + chain_events(20)
+    text = "".join(json.dumps(e) + "\n" for e in events) + "{bad\n"
+    (tmp_path / "e.jsonl").write_text(text)
+    dumps = []
+    for name, fast in (("fast", graph_module._fast_loads), ("stdlib", None)):
+        monkeypatch.setattr(graph_module, "_fast_loads", fast)
+        with LineageGraph(tmp_path / f"{name}.db") as g:
+            stats = g.ingest_file(tmp_path / "e.jsonl")
+            assert (stats.stored, stats.skipped) == (30, 1)
+            dumps.append(table_dump(g))
+    assert dumps[0] == dumps[1]
+
+
+def test_schema_of_a_known_dataset_from_a_new_connection(tmp_path):
+    """Fields stored earlier (schema and column lineage) are found in the store, not created twice."""
+    db = tmp_path / "l.db"
+    with LineageGraph(db) as g:
+        g.ingest_event(run_event("j1", [ds("src")], [ds("t", {"schema": schema("a", "b"), "columnLineage": column_lineage(
+            {"a": [("src", "k", "DIRECT", "IDENTITY")]})})]))
+    retyped = facet("SchemaDatasetFacet", "1-2-0", fields=[
+        {"name": "a", "type": "int"}, {"name": "b", "type": "string"}, {"name": "c", "type": "string"}])
+    with LineageGraph(db) as g:  # empty id caches: every field is looked up
+        g.ingest_event(run_event("j2", [], [ds("t", {"schema": retyped})]))
+        g.ingest_event(run_event("j3", [], [ds("src", {"schema": schema("k", "m")})]))
+        assert [(f["name"], f["type"]) for f in g.fields_of(g.find_datasets("t")[0][0])] == [
+            ("a", "int"), ("b", "string"), ("c", "string")]
+        assert [(f["name"], f["type"]) for f in g.fields_of(g.find_datasets("src")[0][0])] == [
+            ("k", "string"), ("m", "string")]
+        assert g.counts()["fields"] == 5 and g.counts()["field_edges"] == 1

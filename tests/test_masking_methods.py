@@ -124,14 +124,15 @@ def reference_token(raw: str, normalised: str, key: bytes = KEY) -> str:
 
 
 def test_tokenize_keeps_length_class_and_layout(spark):
-    values = ["529.982.247-25", "52998224725", "+55 11 98765-4321", "(11) 98765-4321", "Ana-Beatriz 7", None]
+    values = ["529.982.247-25", "52998224725", "+55 11 98765-4321", "(11) 98765-4321", "Ana-Beatriz 7", "José Ávila", None]
     fmts = {"cpf": values[:2], "phone": values[2:4]}
     cpf = column(spark, fmts["cpf"], "tokenize", fmt="cpf")
     phone = column(spark, fmts["phone"], "tokenize", fmt="phone")
     free = column(spark, values[4:], "tokenize")
     assert cpf == [reference_token(v, "52998224725") for v in fmts["cpf"]]
     assert phone == [reference_token(v, "5511987654321") for v in fmts["phone"]]
-    assert free == [reference_token("Ana-Beatriz 7", "Ana-Beatriz 7"), None]
+    assert free == [reference_token("Ana-Beatriz 7", "Ana-Beatriz 7"), reference_token("José Ávila", "José Ávila"), None]
+    assert free[1][0].isupper() and free[1][4] == " " and free[1][5].isupper() and free[1].isascii()
     # same person, two layouts: the same digits in each layout
     assert cpf[0].replace(".", "").replace("-", "") == cpf[1]
     digits = ["".join(c for c in p if c.isdigit()) for p in phone]

@@ -72,3 +72,10 @@ def test_volume_and_drift_through_run_and_the_report_history(spark, tmp_path):
     # a re-run of the same run id replaces its rows: the history still has 4 runs and 4 x 4 rows
     run(ten, contract, report=report, run_id="00000000-0000-0000-0000-000000000001")
     assert len(read_history_rows(report)) == 4 * 4
+    from dq_governance.observe.indicators import indicators
+
+    found = {i.key: i for i in indicators(runs(read_history_rows(report)))}
+    # judged: run 3, run 4 and the re-run of run 2 (which now has 3 earlier runs); run 1 had no history
+    assert (found["volume_anomaly"].numerator, found["volume_anomaly"].denominator) == (1, 3)
+    assert (found["schema_compatibility"].numerator, found["schema_compatibility"].denominator) == (1, 3)
+    assert (found["quality_gate_failures"].numerator, found["quality_gate_failures"].denominator) == (1, 4)

@@ -100,6 +100,12 @@ def test_cli_writes_the_draft_and_reports_bad_input(spark, tmp_path, capsys):
     assert main(["profile", "--input", str(CLEAN), "-o", str(out), "--name", "orders_draft"]) == 0
     assert capsys.readouterr().out.strip() == f"wrote draft contract {out}"
     assert load_contract(out).name == "orders_draft" and lint_path(out) == []
+    approx = tmp_path / "approx.yaml"
+    assert main(["profile", "--input", str(CLEAN), "--approx", "-o", str(approx)]) == 0
+    capsys.readouterr()
+    text = approx.read_text()
+    assert "distinct counts approximate (HyperLogLog, 2% error)" in text
+    assert "unique: true  # 6 distinct (approx.) values in 6 rows" in text
     assert main(["profile", "--input", str(tmp_path / "missing.csv")]) == 2
     assert capsys.readouterr().err.strip() == f"dqgov: error: {tmp_path / 'missing.csv'}: no such file or directory"
     odd = tmp_path / "data.bin"

@@ -132,9 +132,11 @@ def test_history_written_by_the_engine_writer_reads_back_without_spark(spark, tm
         write_report(spark, [r for r in rows if r["run_id"] == run_id], str(tmp_path / "h"))
     back = runs(read_history_rows(tmp_path / "h"))
     assert [(r.run_id, r.total_rows, r.valid_rows, r.gate_passed) for r in back] == [
-        ("customers-run-2", 10, 10, True), ("orders-run-6", 50, 50, False)]
-    assert back[0].schema == {"id": "string", "email": "string"}
-    assert back[1].validated_at == datetime(2026, 11, 6, 6, 0, tzinfo=timezone.utc)
+        ("orders-run-6", 50, 50, False), ("customers-run-2", 10, 10, True)]
+    assert back[1].schema == {"id": "string", "email": "string"}
+    assert back[0].validated_at == datetime(2026, 11, 6, 6, 0, tzinfo=timezone.utc)
+    assert [r["check_name"] for r in back[0].rules] == [
+        "pedido_id_not_null", "pedido_id_unique", "status_allowed_values", "freshness_sla", "volume"]
 
 
 # -- in a real browser --------------------------------------------------------------------------

@@ -29,7 +29,15 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, DateType, NumericType, StringType, StructType, TimestampNTZType, TimestampType
 
 from dq_governance.checks import casting
-from dq_governance.checks.registry import Measured, Outcome, RulePlan, blocks, builder_for, status_of
+from dq_governance.checks.registry import (
+    DEFAULT_DIMENSIONS,
+    Measured,
+    Outcome,
+    RulePlan,
+    blocks,
+    builder_for,
+    status_of,
+)
 from dq_governance.checks.result import CheckResult, ColumnMetrics, RuleResult
 from dq_governance.contracts.model import Contract, ReferenceSpec
 from dq_governance.errors import ConfigError, ContractError, InputDataError
@@ -40,6 +48,7 @@ WARNINGS_COL = "_dq_warnings"
 MODES = ("split", "counts")
 #: duplicated-key sets up to this many keys are broadcast to the main pass (no shuffle of the input)
 BROADCAST_DUPLICATE_KEYS = 2_000_000
+_CACHE_COMPRESSION = "spark.sql.inMemoryColumnarStorage.compressed"
 _VIEW_RE = re.compile(r"(?<![\w`])_validation_df(?!\w)")
 
 
@@ -84,6 +93,7 @@ class BuildContext:
         self.foreign_keys: list[tuple[list[str], ReferenceSpec]] = []
         self.validation_frame: DataFrame | None = None
         self._view: str | None = None
+        self._expressions: dict[str, Column] = {}
 
     # -- column access (typed values) ----------------------------------------
     def col(self, name: str) -> Column:
@@ -131,12 +141,14 @@ class BuildContext:
 
     def expr(self, text: str, rule_name: str) -> Column:
         """A SQL expression over the typed columns; a bad one is a one-line ContractError."""
-        column = F.expr(text)
-        try:
-            self.stage.select(column)  # analysis only, no job
-        except Exception as exc:
-            raise ContractError(f"rule {rule_name}: invalid SQL expression {text!r}: {_first_line(exc)}") from None
-        return column
+        if text not in self._expressions:
+            column = F.expr(text)
+            try:
+                self.stage.select(column)  # analysis only, no job
+            except Exception as exc:
+                raise ContractError(f"rule {rule_name}: invalid SQL expression {text!r}: {_first_line(exc)}") from None
+            self._expressions[text] = column
+        return self._expressions[text]
 
     def scope(self, rule: Any) -> Column | None:
         """The rule's `filter` as a non-null boolean, or None when it applies to every row."""
@@ -262,6 +274,9 @@ def evaluate(
     run_id = run_id or str(uuid.uuid4())
     rules = contract.rules()
     _require_columns(df, contract, rules, source)
+    previous = [c for c in (ERRORS_COL, WARNINGS_COL) if c in df.columns]
+    if previous:  # re-checking annotated data (e.g. a quarantine table): the old annotations are replaced
+        df = df.drop(*previous)
 
     stage, fields = _stage(df, contract)
     ctx = BuildContext(spark, df, stage, fields, uuid.uuid4().hex[:12], volume_history)
@@ -276,7 +291,12 @@ def evaluate(
         plans.append((rule, plan, violation))
 
     cached: list[DataFrame] = []
-    flagged = _join_flags(ctx, stage, cached)
+    try:
+        flagged = _join_flags(ctx, stage, cached)
+    except BaseException:
+        for frame in cached:
+            frame.unpersist()
+        raise
     user_columns = [c for c in stage.columns if not c.startswith("__dq_raw")]
     keys: list[str] = []
     aggs: list[Column] = []
@@ -300,22 +320,31 @@ def evaluate(
         errors = _names_array([(rule.name, v) for _i, rule, v in row_rules if blocks(rule)])
         warnings = _names_array([(rule.name, v) for _i, rule, v in row_rules if not blocks(rule)])
         full = flagged.select(*[q(c) for c in stage.columns], errors.alias(ERRORS_COL), warnings.alias(WARNINGS_COL))
+        # The cache lives for one run: compressing it costs more CPU than it saves (measured by the benchmark).
+        # The setting is read when the cache is built (during the pass below), and restored right after it.
+        compression = spark.conf.get(_CACHE_COMPRESSION, "true")
+        spark.conf.set(_CACHE_COMPRESSION, "false")
         full = full.persist(StorageLevel.MEMORY_AND_DISK_DESER)
         for index, rule, _v in row_rules:
             add(f"v{index}", F.count_if(F.array_contains(q(ERRORS_COL if blocks(rule) else WARNINGS_COL), rule.name)))
         add("valid", F.count_if(F.size(q(ERRORS_COL)) == 0))
         measured_frame = full
     else:
-        any_error = reduce(lambda a, b: a | b, [v for _i, rule, v in row_rules if blocks(rule)], F.lit(False))
-        for index, _rule, violation in row_rules:
-            add(f"v{index}", F.count_if(violation))
-        add("valid", F.count_if(~F.coalesce(any_error, F.lit(False))))
-        measured_frame = flagged
+        # Each condition becomes a column once, so its count and the validity test share one evaluation.
+        flags = {index: f"__dq_v{index}" for index, _rule, _v in row_rules}
+        measured_frame = flagged.select("*", *[v.alias(flags[i]) for i, _rule, v in row_rules])
+        errors_any = [F.coalesce(q(flags[i]), F.lit(False)) for i, rule, _v in row_rules if blocks(rule)]
+        for index, _rule, _violation in row_rules:
+            add(f"v{index}", F.count_if(q(flags[index])))
+        add("valid", F.count_if(~reduce(lambda a, b: a | b, errors_any, F.lit(False))))
     try:
         try:
             row = measured_frame.agg(*aggs).collect()[0]  # THE pass: cache build + every count and metric
         except Exception as exc:
             raise InputDataError(f"checking {source or contract.name} failed: {_first_line(exc)}") from None
+        finally:
+            if mode == "split":
+                spark.conf.set(_CACHE_COMPRESSION, compression)
         values = dict(zip(keys, row))
         for frame in cached:  # duplicated keys are folded into the measured pass now
             frame.unpersist()
@@ -530,7 +559,7 @@ def _result(rule: Any, plan: RulePlan, index: int, values: dict[str, Any], total
         level=rule.level,
         severity=rule.severity,
         action=rule.action,
-        dimension=rule.dimension,
+        dimension=rule.dimension or DEFAULT_DIMENSIONS.get(rule.type),
         passed=outcome.passed,
         status=outcome.status,  # type: ignore[arg-type]
         failed_count=failed_count,

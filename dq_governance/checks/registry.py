@@ -57,6 +57,19 @@ class RulePlan:
     content: str | None = None
 
 
+#: the data-quality dimension reported for a rule that does not name one
+DEFAULT_DIMENSIONS: dict[str, str] = {
+    "not_null": "completeness", "missing_count": "completeness", "missing_percent": "completeness",
+    "row_count": "completeness", "volume": "completeness",
+    "unique": "uniqueness", "duplicate_count": "uniqueness", "duplicate_percent": "uniqueness",
+    "range": "validity", "regex": "validity", "allowed_values": "validity", "format": "validity",
+    "length": "validity", "type": "validity", "invalid_count": "validity", "invalid_percent": "validity",
+    "schema": "validity", "expression": "consistency", "sql": "consistency",
+    "foreign_key": "integrity", "reconcile": "accuracy", "freshness": "timeliness",
+    "avg": "accuracy", "sum": "accuracy", "min": "accuracy", "max": "accuracy", "stddev": "accuracy",
+    "schema_drift": "consistency",
+}  # fmt: skip
+
 Builder = Callable[[Any, "BuildContext"], RulePlan]
 REGISTRY: dict[str, Builder] = {}
 

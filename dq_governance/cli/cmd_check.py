@@ -77,6 +77,10 @@ def check_command(
         raise ConfigError("--mode merge needs --merge-keys")
     if mode == "merge" and output_format == "parquet":
         output_format = "delta"  # a merge needs Delta; say so in the summary rather than fail
+    if output_format == "table" and not output:
+        output = contract.dataset.table
+        if not output:
+            raise ConfigError("--output-format table needs --output TABLE (or dataset.table in the contract)")
     base = Path("out")
     # Local paths are made absolute here: Spark resolves relative ones against the JVM's start directory.
     output = _local(output or str(base / contract.name / "valid"), output_format)

@@ -13,18 +13,25 @@ never loaded whole.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import re
 import sqlite3
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from hashlib import blake2b
+from itertools import chain
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from dq_governance.errors import InputDataError
+
+try:  # an optional fast JSON parser; a line it rejects is parsed again by json.loads, so results are identical
+    from orjson import loads as _fast_loads
+except ImportError:  # pragma: no cover - depends on the environment
+    _fast_loads = None
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +42,7 @@ EVENT_TYPES = ("START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER")
 # A terminal state outranks START/RUNNING whatever the arrival order; OTHER never changes the state.
 _STATE_RANK = {"OTHER": 0, "START": 1, "RUNNING": 1, "COMPLETE": 2, "ABORT": 2, "FAIL": 2}
 _IN_CHUNK = 500  # ids per `IN (...)` query
+_BATCH = 5000  # events per transaction
 _CACHE_LIMIT = 200_000  # id caches are cleared past this size, so memory stays bounded
 _MAX_REASONS_KEPT = 100
 
@@ -76,13 +84,46 @@ CREATE TABLE IF NOT EXISTS events (digest BLOB PRIMARY KEY) WITHOUT ROWID;
 """
 
 
-#: rows gathered per transaction and written with one executemany each
+# The rank of a run's state in SQL, as _STATE_RANK: NULL (an OTHER event) ranks 0.
+_RANK_SQL = "CASE {0} WHEN 'START' THEN 1 WHEN 'RUNNING' THEN 1 WHEN 'COMPLETE' THEN 2 WHEN 'ABORT' THEN 2 " \
+            "WHEN 'FAIL' THEN 2 ELSE 0 END"
+# A state is newer when it ranks higher, or ranks the same (not OTHER) with an eventTime at least as late.
+_NEWER_SQL = (f"({_RANK_SQL.format('excluded.state')} > {_RANK_SQL.format('state')} OR "
+              f"({_RANK_SQL.format('excluded.state')} = {_RANK_SQL.format('state')} AND excluded.state IS NOT NULL "
+              f"AND (state_time IS NULL OR excluded.state_time >= state_time)))")
+
+#: rows gathered per transaction, written in this order as (INSERT head, columns, tail) by _write_rows
 _BATCHED = {
-    "io": "INSERT OR IGNORE INTO io (job_id, dataset_id, direction) VALUES (?, ?, ?)",
-    "column_lineage": "INSERT OR IGNORE INTO column_lineage (job_id, dataset_id) VALUES (?, ?)",
-    "field_edges": "INSERT OR IGNORE INTO field_edges (src, dst, job_id, type, subtype) VALUES (?, ?, ?, ?, ?)",
-    "dataset_deps": "INSERT OR IGNORE INTO dataset_deps (src, dst_dataset, job_id, type, subtype) VALUES (?, ?, ?, ?, ?)",
+    "events": ("INSERT OR IGNORE INTO events (digest)", 1, ""),
+    # One upsert per run event, in arrival order: SET expressions all read the row as it was before.
+    "runs": ("INSERT INTO runs (run_id, job_id, state, state_time, start_time, end_time, parent_run_id)", 7,
+             "ON CONFLICT (run_id) DO UPDATE SET "
+             f"state = CASE WHEN {_NEWER_SQL} THEN excluded.state ELSE state END, "
+             f"state_time = CASE WHEN {_NEWER_SQL} THEN excluded.state_time ELSE state_time END, "
+             "start_time = CASE WHEN excluded.start_time IS NULL THEN start_time "
+             "ELSE min(coalesce(start_time, excluded.start_time), excluded.start_time) END, "
+             "end_time = CASE WHEN excluded.end_time IS NULL THEN end_time "
+             "ELSE max(coalesce(end_time, excluded.end_time), excluded.end_time) END, "
+             "parent_run_id = coalesce(parent_run_id, excluded.parent_run_id)"),
+    "io": ("INSERT OR IGNORE INTO io (job_id, dataset_id, direction)", 3, ""),
+    "column_lineage": ("INSERT OR IGNORE INTO column_lineage (job_id, dataset_id)", 2, ""),
+    "field_edges": ("INSERT OR IGNORE INTO field_edges (src, dst, job_id, type, subtype)", 5, ""),
+    "dataset_deps": ("INSERT OR IGNORE INTO dataset_deps (src, dst_dataset, job_id, type, subtype)", 5, ""),
 }
+_ROWS_PER_INSERT = 100  # multi-row VALUES: a third less CPU per row than executemany (7 x 100 < 999 parameters)
+
+
+def _write_rows(db: sqlite3.Connection, head: str, width: int, tail: str, rows: list[tuple]) -> None:
+    """`head VALUES (..), (..) tail` for every row, in order: 100 rows a statement, the rest by executemany."""
+    one = "(" + ", ".join("?" * width) + ")"
+    whole = len(rows) - len(rows) % _ROWS_PER_INSERT
+    if whole:
+        sql = f"{head} VALUES {', '.join([one] * _ROWS_PER_INSERT)} {tail}"
+        flat = chain.from_iterable
+        for begin in range(0, whole, _ROWS_PER_INSERT):
+            db.execute(sql, list(flat(rows[begin:begin + _ROWS_PER_INSERT])))
+    if whole < len(rows):
+        db.executemany(f"{head} VALUES {one} {tail}", rows[whole:])
 
 
 @dataclass
@@ -127,12 +168,19 @@ class MalformedEvent(ValueError):
 # --------------------------------------------------------------------------- validation
 
 _FRACTION_RE = re.compile(r"\.(\d+)")
+# From 3.11 fromisoformat reads "Z" and any number of fractional digits (truncated to microseconds), as below.
+_FAST_ISO = sys.version_info >= (3, 11)
 
 
 def parse_time(text: Any) -> float:
     """Epoch seconds of an ISO-8601 eventTime; a time without an offset is taken as UTC."""
     if not isinstance(text, str) or not text:
         raise MalformedEvent("eventTime: missing or not a string")
+    if text[-1:] == "Z" and _FAST_ISO:  # the usual shape; Python >= 3.11 reads it as it is
+        try:
+            return datetime.fromisoformat(text).timestamp()
+        except ValueError:
+            pass
     value = text.strip().replace("Z", "+00:00").replace("z", "+00:00")
     # Python 3.10 accepts only 3 or 6 fractional digits; Java emits 1-9.
     value = _FRACTION_RE.sub(lambda m: "." + (m.group(1) + "000000")[:6], value, count=1)
@@ -317,6 +365,8 @@ def _flatten_schema(fields_: Any, prefix: str = "") -> list[tuple[str, str | Non
 
 
 _NO_KIND = (("", ""),)
+#: the dataset facets whose latest value is kept per dataset (read by _store_dataset and quality_status)
+_KEPT_FACETS = frozenset(("ownership", "tags", CONTRACT_FACET, "dataQualityAssertions", "documentation"))
 
 
 def _edge_kinds(item: dict) -> tuple[tuple[str, str], ...] | list[tuple[str, str]]:
@@ -354,9 +404,18 @@ class LineageGraph:
         except sqlite3.DatabaseError as exc:
             raise InputDataError(f"{self.path}: not a lineage store: {exc}") from None
         self._dataset_ids: dict[tuple[str, str], int] = {}
+        self._dataset_ids_old: dict[tuple[str, str], int] = {}
         self._field_ids: dict[tuple[int, str], int] = {}
+        self._field_ids_old: dict[tuple[int, str], int] = {}
         self._job_ids: dict[tuple[str, str], int] = {}
+        self._job_ids_old: dict[tuple[str, str], int] = {}
         self._field_types: dict[int, str] = {}  # last type written per field, to skip unchanged updates
+        self._field_types_old: dict[int, str] = {}
+        self._fresh: set[int] = set()  # datasets created in the open transaction
+        self._seen: set[bytes] = set()  # digests of the events stored in the open transaction
+        self._next_field: int | None = None  # the next field id, while this connection holds the write lock
+        self._new_fields: list[tuple[int, int, str, str | None]] = []
+        self._retyped: list[tuple[str, int]] = []
         self._rows: dict[str, list[tuple]] = {table: [] for table in _BATCHED}
 
     def close(self) -> None:
@@ -370,19 +429,61 @@ class LineageGraph:
         self.close()
 
     # -- ids ---------------------------------------------------------------
+    # Each id cache is two generations of dicts: a hit in the old one is promoted to the young one, and at a
+    # commit a young one past _CACHE_LIMIT becomes the old one (the previous old one is dropped). Memory stays
+    # bounded (2 x _CACHE_LIMIT entries per cache) while recently used ids stay cached, unlike a plain clear.
     def _bounded(self) -> None:
-        for cache in (self._dataset_ids, self._field_ids, self._job_ids, self._field_types):
-            if len(cache) > _CACHE_LIMIT:
-                cache.clear()
+        if len(self._dataset_ids) > _CACHE_LIMIT:
+            self._dataset_ids_old, self._dataset_ids = self._dataset_ids, {}
+        if len(self._field_ids) > _CACHE_LIMIT:
+            self._field_ids_old, self._field_ids = self._field_ids, {}
+        if len(self._job_ids) > _CACHE_LIMIT:
+            self._job_ids_old, self._job_ids = self._job_ids, {}
+        if len(self._field_types) > _CACHE_LIMIT:
+            self._field_types_old, self._field_types = self._field_types, {}
+
+    def _forget(self) -> None:
+        """Drop every cache and pending row (after a rollback nothing cached can be trusted)."""
+        for cache in (self._dataset_ids, self._dataset_ids_old, self._field_ids, self._field_ids_old,
+                      self._job_ids, self._job_ids_old, self._field_types, self._field_types_old, self._fresh,
+                      self._seen):
+            cache.clear()
+        for rows in (self._new_fields, self._retyped, *self._rows.values()):
+            rows.clear()
+        self._next_field = None
+
+    def _begin(self) -> None:
+        """Take the write lock; from here on this connection alone writes, so it may number new fields itself."""
+        self.db.execute("BEGIN IMMEDIATE")  # take the write lock now: a second writer waits, never fails late
+        self._next_field = self.db.execute("SELECT coalesce(max(id), 0) + 1 FROM fields").fetchone()[0]
+        self._fresh.clear()
+
+    def _commit(self) -> None:
+        """Write what is pending and commit."""
+        self._flush()
+        self.db.execute("COMMIT")
+        self._next_field = None
+        self._fresh.clear()
+        self._bounded()
+
+    def _rollback(self) -> None:
+        self.db.execute("ROLLBACK")
+        self._forget()
 
     def dataset_id(self, namespace: str, name: str) -> int:
         """The id of a dataset, created when new."""
         key = (namespace, name)
         found = self._dataset_ids.get(key)
         if found is None:
-            cur = self.db.execute("INSERT OR IGNORE INTO datasets (namespace, name) VALUES (?, ?)", key)
-            found = cur.lastrowid if cur.rowcount else self.db.execute(
-                "SELECT id FROM datasets WHERE namespace = ? AND name = ?", key).fetchone()[0]
+            found = self._dataset_ids_old.get(key)
+            if found is None:
+                cur = self.db.execute("INSERT OR IGNORE INTO datasets (namespace, name) VALUES (?, ?)", key)
+                if cur.rowcount:
+                    found = cur.lastrowid
+                    self._fresh.add(found)  # created in this transaction: it has no field yet but ours
+                else:
+                    found = self.db.execute("SELECT id FROM datasets WHERE namespace = ? AND name = ?",
+                                            key).fetchone()[0]
             self._dataset_ids[key] = found
         return found
 
@@ -391,49 +492,102 @@ class LineageGraph:
         key = (dataset_id, name)
         found = self._field_ids.get(key)
         if found is None:
-            cur = self.db.execute("INSERT OR IGNORE INTO fields (dataset_id, name) VALUES (?, ?)", key)
-            found = cur.lastrowid if cur.rowcount else self.db.execute(
-                "SELECT id FROM fields WHERE dataset_id = ? AND name = ?", key).fetchone()[0]
+            found = self._field_ids_old.get(key)
+            if found is None:
+                if self._next_field is None:  # outside an ingest transaction
+                    cur = self.db.execute("INSERT OR IGNORE INTO fields (dataset_id, name) VALUES (?, ?)", key)
+                    found = cur.lastrowid if cur.rowcount else self.db.execute(
+                        "SELECT id FROM fields WHERE dataset_id = ? AND name = ?", key).fetchone()[0]
+                else:
+                    row = None if dataset_id in self._fresh else self.db.execute(
+                        "SELECT id FROM fields WHERE dataset_id = ? AND name = ?", key).fetchone()
+                    found = row[0] if row else self._add_field(dataset_id, name, None)
             self._field_ids[key] = found
         return found
 
+    def _add_field(self, dataset_id: int, name: str, type_: str | None) -> int:
+        """Number a new field and queue its row (written in the batch's executemany, before any field update)."""
+        field_id = self._next_field
+        self._next_field = field_id + 1
+        self._new_fields.append((field_id, dataset_id, name, type_))
+        if type_:
+            self._field_types[field_id] = type_
+        return field_id
+
+    def _flush_fields(self) -> None:
+        """Write queued field rows and retypes, in order (an UPDATE of a field must see its row)."""
+        if self._new_fields:
+            _write_rows(self.db, "INSERT INTO fields (id, dataset_id, name, type)", 4, "", self._new_fields)
+            self._new_fields.clear()
+        if self._retyped:
+            self.db.executemany("UPDATE fields SET type = ? WHERE id = ?", self._retyped)
+            self._retyped.clear()
+
     def _schema_fields(self, dataset_id: int, fields_: list[tuple[str, str | None]]) -> None:
-        """Create or retype the fields of a schema facet; a dataset's unseen fields go in one statement."""
-        ids, types = self._field_ids, self._field_types
-        new = []
-        for path, type_ in fields_:
-            field_id = ids.get((dataset_id, path))
-            if field_id is None:
-                new.append((dataset_id, path, type_))
-            elif type_ and types.get(field_id) != type_:
-                self.db.execute("UPDATE fields SET type = ? WHERE id = ?", (type_, field_id))
-                types[field_id] = type_
-        if not new:
+        """Create or retype the fields of a schema facet; a known dataset's unseen fields cost one SELECT."""
+        ids, old_ids, types, old_types = self._field_ids, self._field_ids_old, self._field_types, self._field_types_old
+        if dataset_id in self._fresh:  # created in this transaction: every field not cached is new
+            next_id, new = self._next_field, self._new_fields
+            for path, type_ in fields_:
+                key = (dataset_id, path)
+                field_id = ids.get(key)
+                if field_id is None:
+                    ids[key] = next_id
+                    new.append((next_id, dataset_id, path, type_))
+                    if type_:
+                        types[next_id] = type_
+                    next_id += 1
+                elif type_ and types.get(field_id) != type_:
+                    self._retyped.append((type_, field_id))
+                    types[field_id] = type_
+            self._next_field = next_id
             return
-        self.db.executemany("INSERT OR IGNORE INTO fields (dataset_id, name, type) VALUES (?, ?, ?)", new)
-        wanted = {path: type_ for _, path, type_ in new}
-        for field_id, path, type_ in self.db.execute("SELECT id, name, type FROM fields WHERE dataset_id = ?",
-                                                     (dataset_id,)):
-            if path in wanted:
-                ids[(dataset_id, path)] = field_id
+        missing = []
+        for path, type_ in fields_:
+            key = (dataset_id, path)
+            field_id = ids.get(key)
+            if field_id is None:
+                field_id = old_ids.get(key)
+                if field_id is None:
+                    missing.append((path, type_))
+                    continue
+                ids[key] = field_id
+            if type_ and types.get(field_id, old_types.get(field_id)) != type_:
+                self._retyped.append((type_, field_id))
                 types[field_id] = type_
-                if wanted[path] and wanted[path] != type_:  # the field existed with another type
-                    self.db.execute("UPDATE fields SET type = ? WHERE id = ?", (wanted[path], field_id))
-                    types[field_id] = wanted[path]
+        if not missing:
+            return
+        known = {} if dataset_id in self._fresh else {
+            name: (field_id, type_) for field_id, name, type_ in self.db.execute(
+                "SELECT id, name, type FROM fields WHERE dataset_id = ?", (dataset_id,))}
+        for path, type_ in missing:
+            found = known.get(path)
+            if found is None:
+                ids[(dataset_id, path)] = self._add_field(dataset_id, path, type_)
+                continue
+            field_id, old_type = found
+            ids[(dataset_id, path)] = field_id
+            if False:
+                self._retyped.append((type_, field_id))
+                old_type = type_
+            if old_type:
+                types[field_id] = old_type
 
     def job_id(self, namespace: str, name: str) -> int:
         """The id of a job, created when new."""
         key = (namespace, name)
         found = self._job_ids.get(key)
         if found is None:
-            cur = self.db.execute("INSERT OR IGNORE INTO jobs (namespace, name) VALUES (?, ?)", key)
-            found = cur.lastrowid if cur.rowcount else self.db.execute(
-                "SELECT id FROM jobs WHERE namespace = ? AND name = ?", key).fetchone()[0]
+            found = self._job_ids_old.get(key)
+            if found is None:
+                cur = self.db.execute("INSERT OR IGNORE INTO jobs (namespace, name) VALUES (?, ?)", key)
+                found = cur.lastrowid if cur.rowcount else self.db.execute(
+                    "SELECT id FROM jobs WHERE namespace = ? AND name = ?", key).fetchone()[0]
             self._job_ids[key] = found
         return found
 
     # -- ingest ------------------------------------------------------------
-    def ingest_events(self, events: Iterable[tuple[str, Any]], *, batch: int = 5000) -> IngestStats:
+    def ingest_events(self, events: Iterable[tuple[str, Any]], *, batch: int = _BATCH) -> IngestStats:
         """Store (location, event) pairs in transactions of `batch` events; skip and count bad ones."""
         return self._ingest(((where, event, None) for where, event in events), batch)
 
@@ -449,111 +603,138 @@ class LineageGraph:
         except OSError as exc:
             raise InputDataError(f"{path}: cannot read lineage file: {exc.strerror}") from None
         with handle:
-            return self._ingest(_read_events(path, handle), 5000)
+            return self._ingest(_read_events(path, handle), _BATCH)
 
     def _ingest(self, items: Iterable[tuple[str, Any, bytes | None]], batch: int) -> IngestStats:
-        """(location, event or MalformedEvent, raw bytes or None) -> the store, one transaction per batch."""
+        """(location, event, raw JSONL line) -> the store, one transaction per batch; see _ingest_chunk."""
         stats = IngestStats()
         pending = 0
-        self._rows: dict[str, list[tuple]] = {table: [] for table in _BATCHED}
-        self.db.execute("BEGIN IMMEDIATE")  # take the write lock now: a second writer waits, never fails late
+        size = max(1, min(batch, _IN_CHUNK))
+        chunk: list[tuple[str, Any, bytes | None]] = []
+        self._begin()
         try:
-            for where, event, raw in items:
-                stats.read += 1
-                if isinstance(event, MalformedEvent):
-                    stats.skip(where, str(event))
-                    continue
-                try:
-                    when = validate_event(event)
-                    if self._store(event, when, raw):
-                        stats.stored += 1
-                    else:
-                        stats.duplicates += 1
-                except MalformedEvent as exc:
-                    stats.skip(where, str(exc))
-                pending += 1
-                if pending >= batch:
-                    self._flush()
-                    self.db.execute("COMMIT")
-                    self._bounded()
-                    self.db.execute("BEGIN IMMEDIATE")
-                    pending = 0
-            self._flush()
-            self.db.execute("COMMIT")
+            for item in items:
+                chunk.append(item)
+                if len(chunk) >= size:
+                    self._ingest_chunk(chunk, stats)
+                    pending += len(chunk)
+                    chunk = []
+                    if pending >= batch:
+                        self._commit()
+                        self._begin()
+                        pending = 0
+            self._ingest_chunk(chunk, stats)
+            self._commit()
         except BaseException:
-            self.db.execute("ROLLBACK")
-            self._dataset_ids.clear()
-            self._field_ids.clear()
-            self._field_types.clear()
-            self._job_ids.clear()
+            self._rollback()
             raise
         return stats
 
+    def _ingest_chunk(self, chunk: list[tuple[str, Any, bytes | None]], stats: IngestStats) -> None:
+        """Store a chunk of events in order; an event whose digest the store already has is a duplicate.
+
+        Writes are idempotent on their own (upserts, unions, latest-by-time); the digest only spares work and
+        counts duplicates. A raw JSONL line (event None) is hashed as read, and parsed only when it is new, so
+        a chunk holds bytes, not parsed events; a dict is validated, then hashed in canonical form. One IN (...)
+        query per chunk asks which digests the store already has.
+        """
+        if not chunk:
+            return
+        skip = stats.skip
+        work: list[tuple[str, Any, bytes | None, bytes, float | None]] = []
+        for where, event, raw in chunk:
+            stats.read += 1
+            if raw is not None:
+                work.append((where, event, raw, blake2b(raw, digest_size=16).digest(), None))
+            elif isinstance(event, MalformedEvent):
+                skip(where, str(event))
+            else:
+                try:
+                    when = validate_event(event)
+                except MalformedEvent as exc:
+                    skip(where, str(exc))
+                    continue
+                text = json.dumps(event, sort_keys=True, separators=(",", ":")).encode()
+                work.append((where, event, None, blake2b(text, digest_size=16).digest(), when))
+        if not work:
+            return
+        known = {row[0] for row in self.db.execute(
+            f"SELECT digest FROM events WHERE digest IN ({','.join('?' * len(work))})", [w[3] for w in work])}
+        seen, queued, store = self._seen, self._rows["events"], self._store
+        for where, event, raw, digest, when in work:
+            if digest in known or digest in seen:
+                stats.duplicates += 1
+                continue
+            if when is None:
+                try:
+                    if event is None:
+                        event = _parse_line(raw)
+                    when = validate_event(event)
+                except MalformedEvent as exc:
+                    skip(where, str(exc))
+                    continue
+            seen.add(digest)
+            queued.append((digest,))
+            store(event, when)
+            stats.stored += 1
+
     def _flush(self) -> None:
-        """Write the edge rows gathered in this transaction, one executemany per table."""
-        for table, sql in _BATCHED.items():
+        """Write the rows gathered in this transaction: fields first, then one executemany per table."""
+        self._flush_fields()
+        for table, (head, width, tail) in _BATCHED.items():
             rows = self._rows[table]
             if rows:
-                self.db.executemany(sql, rows)
-                rows.clear()
+                self._rows[table] = []
+                if table == "io":
+                    rows = list(dict.fromkeys(rows))  # a START and its COMPLETE name the same datasets
+                elif table == "events":
+                    rows.sort()  # random digests: in key order each B-tree page is visited once
+                    self._seen.clear()
+                _write_rows(self.db, head, width, tail, rows)
 
-    def _store(self, event: dict, when: float, raw: bytes | None = None) -> bool:
-        """Write one validated event; False when the same event was stored before."""
-        # Writes are idempotent on their own (upserts, unions, latest-by-time); the digest only spares work
-        # and counts duplicates. Raw JSONL bytes are hashed as read; a dict is hashed in canonical form.
-        text = raw if raw is not None else json.dumps(event, sort_keys=True, separators=(",", ":")).encode()
-        digest = hashlib.blake2b(text, digest_size=16).digest()
-        if not self.db.execute("INSERT OR IGNORE INTO events (digest) VALUES (?)", (digest,)).rowcount:
-            return False
+    def _store(self, event: dict, when: float) -> None:
+        """Write one validated, new event (its digest is queued by the caller)."""
         if "dataset" in event and "job" not in event:
             self._store_dataset(event["dataset"], when)
-            return True
+            return
         job = event["job"]
-        job_id = self.job_id(job["namespace"], job["name"])
-        owners = _obj(_obj(job.get("facets")).get("ownership")).get("owners")
-        if isinstance(owners, list):
-            self.db.execute(
-                "UPDATE jobs SET owners = ?, owners_time = ? WHERE id = ? AND (owners_time IS NULL OR owners_time <= ?)",
-                (json.dumps(_owner_names(owners)), when, job_id, when))
+        key = (job["namespace"], job["name"])
+        job_id = self._job_ids.get(key) or self.job_id(*key)
+        job_facets = job.get("facets")
+        if job_facets:
+            owners = _obj(job_facets.get("ownership")).get("owners")
+            if isinstance(owners, list):
+                self.db.execute(
+                    "UPDATE jobs SET owners = ?, owners_time = ? WHERE id = ? AND (owners_time IS NULL OR owners_time <= ?)",
+                    (json.dumps(_owner_names(owners)), when, job_id, when))
         run = event.get("run")
         if isinstance(run, dict):
-            self._store_run(run, job_id, str(event.get("eventType") or "OTHER"), when)
+            self._store_run(run, job_id, event.get("eventType") or "OTHER", when)
         io_rows = self._rows["io"]
+        store_dataset = self._store_dataset
         for dataset in event.get("inputs") or ():
-            io_rows.append((job_id, self._store_dataset(dataset, when), "in"))
+            io_rows.append((job_id, store_dataset(dataset, when), "in"))
         for dataset in event.get("outputs") or ():
-            dataset_id = self._store_dataset(dataset, when)
+            dataset_id = store_dataset(dataset, when)
             io_rows.append((job_id, dataset_id, "out"))
-            lineage = (dataset.get("facets") or {}).get("columnLineage")
+            facets = dataset.get("facets")
+            lineage = facets.get("columnLineage") if facets else None
             if isinstance(lineage, dict):
                 self._store_column_lineage(lineage, job_id, dataset_id)
-        return True
 
     def _store_run(self, run: dict, job_id: int, state: str, when: float) -> None:
-        parent = _obj(_obj(_obj(run.get("facets")).get("parent")).get("run")).get("runId")
+        """Queue the run's upsert: written in arrival order at the flush, so the outcome is the per-event one."""
+        facets = run.get("facets")
+        parent = _obj(_obj(facets.get("parent")).get("run")).get("runId") if facets else None
         parent = parent if isinstance(parent, str) else None
-        start = when if state == "START" else None
-        end = when if _STATE_RANK.get(state) == 2 else None
-        if self.db.execute(
-                "INSERT OR IGNORE INTO runs (run_id, job_id, state, state_time, start_time, end_time, parent_run_id) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (run["runId"], job_id, None if state == "OTHER" else state, None if state == "OTHER" else when,
-                 start, end, parent)).rowcount:
-            return
-        row = self.db.execute("SELECT state, state_time FROM runs WHERE run_id = ?", (run["runId"],)).fetchone()
-        old_state, old_time = row
-        rank, old_rank = _STATE_RANK.get(state, 0), _STATE_RANK.get(old_state or "OTHER", 0)
-        newer = rank > old_rank or (rank == old_rank and rank > 0 and (old_time is None or when >= old_time))
-        self.db.execute(
-            "UPDATE runs SET state = CASE WHEN ? THEN ? ELSE state END, "
-            "state_time = CASE WHEN ? THEN ? ELSE state_time END, "
-            "start_time = CASE WHEN ? IS NULL THEN start_time ELSE min(coalesce(start_time, ?), ?) END, "
-            "end_time = CASE WHEN ? IS NULL THEN end_time ELSE max(coalesce(end_time, ?), ?) END, "
-            "parent_run_id = coalesce(parent_run_id, ?) WHERE run_id = ?",
-            (newer, state, newer, when, start, start, start, end, end, end, parent, run["runId"]))
+        other = state == "OTHER"
+        self._rows["runs"].append((run["runId"], job_id, None if other else state, None if other else when,
+                                   when if state == "START" else None,
+                                   when if _STATE_RANK.get(state) == 2 else None, parent))
 
     def _store_dataset(self, dataset: dict, when: float) -> int:
-        dataset_id = self.dataset_id(dataset["namespace"], dataset["name"])
+        key = (dataset["namespace"], dataset["name"])
+        dataset_id = self._dataset_ids.get(key) or self.dataset_id(*key)
         facets = dataset.get("facets")
         if not facets and not dataset.get("inputFacets"):
             return dataset_id
@@ -561,6 +742,8 @@ class LineageGraph:
         schema_fields = _obj(facets.get("schema")).get("fields")
         if schema_fields:
             self._schema_fields(dataset_id, _flatten_schema(schema_fields))
+        if facets.keys().isdisjoint(_KEPT_FACETS) and not dataset.get("inputFacets"):
+            return dataset_id  # e.g. only schema and columnLineage: nothing below would change
         updates: list[tuple[str, Any]] = []
         owners = _obj(facets.get("ownership")).get("owners")
         if isinstance(owners, list):
@@ -598,22 +781,35 @@ class LineageGraph:
                 by_field.setdefault(tag["field"], []).append(item)
             else:
                 dataset_tags.append(item)
+        if by_field:
+            field_ids = {name: self.field_id(dataset_id, name) for name in by_field}
+            self._flush_fields()  # the UPDATE below must see rows still queued
         for name, items in by_field.items():
             pii = int(any(t["key"].lower() == "pii" and t["value"].lower() in ("true", "1", "yes") for t in items))
             self.db.execute(
                 "UPDATE fields SET tags = ?, pii = ?, tags_time = ? WHERE id = ? AND (tags_time IS NULL OR tags_time <= ?)",
-                (json.dumps(items), pii, when, self.field_id(dataset_id, name), when))
+                (json.dumps(items), pii, when, field_ids[name], when))
         return dataset_tags
 
     def _store_column_lineage(self, lineage: dict, job_id: int, dataset_id: int) -> None:
         rows = self._rows
         rows["column_lineage"].append((job_id, dataset_id))
-        field_id, dataset_id_of = self.field_id, self.dataset_id
+        # The hot loop of a bulk ingest: cached ids are read inline, the methods only run on a miss.
+        fields_ids, datasets_ids, field_id, dataset_id_of = self._field_ids, self._dataset_ids, self.field_id, self.dataset_id
         edges = rows["field_edges"]
         for out_name, spec in (lineage.get("fields") or {}).items():
-            dst = field_id(dataset_id, out_name)
+            dst = fields_ids.get((dataset_id, out_name)) or field_id(dataset_id, out_name)
             for item in spec.get("inputFields") or ():
-                src = field_id(dataset_id_of(item["namespace"], item["name"]), item["field"])
+                key = (item["namespace"], item["name"])
+                src_dataset = datasets_ids.get(key) or dataset_id_of(*key)
+                key = (src_dataset, item["field"])
+                src = fields_ids.get(key) or field_id(*key)
+                transformations = item.get("transformations")
+                if transformations and len(transformations) == 1:
+                    kind, sub = transformations[0].get("type"), transformations[0].get("subtype")
+                    if type(kind) is str and type(sub) is str:
+                        edges.append((src, dst, job_id, kind.upper(), sub.upper()))
+                        continue
                 for kind, sub in _edge_kinds(item):
                     edges.append((src, dst, job_id, kind, sub))
         deps = rows["dataset_deps"]
@@ -635,7 +831,7 @@ class LineageGraph:
         for name in (info.owner, info.steward):
             if name and name not in owners and name.split(":", 1)[-1] not in owners:
                 owners.append(name)
-        self.db.execute("BEGIN IMMEDIATE")
+        self._begin()
         try:
             row = self.db.execute("SELECT owners, contract FROM datasets WHERE id = ?", (dataset_id,)).fetchone()
             existing = json.loads(row[1]) if row and row[1] else {}
@@ -647,13 +843,14 @@ class LineageGraph:
                 self.db.execute("UPDATE datasets SET owners = ? WHERE id = ?", (json.dumps(owners), dataset_id))
             self.db.execute("UPDATE datasets SET contract = ? WHERE id = ?",
                             (json.dumps(merged, sort_keys=True), dataset_id))
-            for path, spec in contract.iter_fields():
-                field_id = self.field_id(dataset_id, path)
+            field_ids = [(self.field_id(dataset_id, path), spec) for path, spec in contract.iter_fields()]
+            self._flush_fields()  # the UPDATEs below must see rows still queued
+            for field_id, spec in field_ids:
                 self.db.execute("UPDATE fields SET type = coalesce(type, ?), pii = max(pii, ?) WHERE id = ?",
                                 (spec.type, int(spec.pii), field_id))
-            self.db.execute("COMMIT")
+            self._commit()
         except BaseException:
-            self.db.execute("ROLLBACK")
+            self._rollback()
             raise
         return dataset_id
 
@@ -796,8 +993,22 @@ def _owner_names(owners: list) -> list[str]:
     return [o["name"] for o in owners if isinstance(o, dict) and isinstance(o.get("name"), str)]
 
 
+def _parse_line(line: bytes) -> Any:
+    """One JSONL line as JSON; the optional fast parser first, json.loads decides what it rejects."""
+    if _fast_loads is not None:
+        try:
+            return _fast_loads(line)
+        except ValueError:  # json.loads may still accept it (NaN, huge ints) or it names the error
+            pass
+    try:
+        return json.loads(line)
+    except ValueError as exc:
+        raise MalformedEvent(f"invalid JSON: {exc}") from None
+
+
 def _read_events(path: Path, handle: Any) -> Iterator[tuple[str, Any, bytes | None]]:
-    """(location, event or MalformedEvent, raw line) from JSONL; a `.json` file may hold one list of events."""
+    """(location, event, raw line): a JSONL line comes unparsed (event None, parsed once known to be new);
+    a `.json` file holds one event or a list of events (parsed, raw None)."""
     if path.suffix == ".json":
         try:
             data = json.loads(handle.read())
@@ -808,12 +1019,7 @@ def _read_events(path: Path, handle: Any) -> Iterator[tuple[str, Any, bytes | No
         for index, item in enumerate(items):
             yield f"{path}[{index}]", item, None
         return
-    loads = json.loads
     for number, line in enumerate(handle, 1):
         line = line.strip()
-        if not line:
-            continue
-        try:
-            yield f"{path}:{number}", loads(line), line
-        except ValueError as exc:
-            yield f"{path}:{number}", MalformedEvent(f"invalid JSON: {exc}"), None
+        if line:
+            yield f"{path}:{number}", None, line

@@ -99,24 +99,30 @@ def mask_tokenize(col: Column, spec: MaskingSpec, ctx: MaskContext) -> Column:
 
     The n-th letter or digit counted from the right takes the n-th digest byte, so `529.982.247-25`
     and `52998224725` (same normalised CPF), or a phone with and without `+55`, share their digits.
+    Built from two array passes (no per-character regex): map the letters and digits, then
+    interleave them with the punctuation runs that `split` leaves between them.
     """
     ipad, opad = _keyed(ctx)
     digest = hmac_hex(normalise(col, ctx.format), ipad, opad)
-    stream = F.concat(digest, F.sha2(F.unhex(digest), 256))  # 128 hex chars = TOKEN_BYTES bytes
+    # 64 digest bytes as a latin-1 string: ascii() of one character is one byte 0-255
+    stream = F.decode(F.unhex(F.concat(digest, F.sha2(F.unhex(digest), 256))), "ISO-8859-1")
     shape = F.trim(col.cast("string"))
+    classed = F.regexp_replace(shape, NOT_CLASSED, "")
+    count = F.length(classed)
 
-    def one(ch: Column, i: Column) -> Column:
-        after = F.right(shape, F.length(shape) - i - F.lit(1))
-        index = F.pmod(F.length(F.regexp_replace(after, NOT_CLASSED, "")), F.lit(TOKEN_BYTES))
-        byte = F.conv(F.substring(stream, index * 2 + 1, 2), 16, 10).cast("int")
+    def one(ch: Column, j: Column) -> Column:
+        byte = F.ascii(F.substring(stream, F.pmod(count - j - F.lit(1), F.lit(TOKEN_BYTES)) + 1, F.lit(1)))
+        is_digit = (ch >= F.lit("0")) & (ch <= F.lit("9"))
+        is_upper = (ch == F.upper(ch)) & (ch != F.lower(ch))
         return (
-            F.when(ch.rlike(r"^\p{N}$"), F.char(F.lit(48) + byte % 10))
-            .when(ch.rlike(r"^\p{Lu}$"), F.char(F.lit(65) + byte % 26))
-            .when(ch.rlike(r"^\p{L}$"), F.char(F.lit(97) + byte % 26))
-            .otherwise(ch)
+            F.when(is_digit, F.char(F.lit(48) + byte % 10))
+            .when(is_upper, F.char(F.lit(65) + byte % 26))
+            .otherwise(F.char(F.lit(97) + byte % 26))
         )
 
-    token = F.array_join(F.transform(F.split(shape, ""), one), "")
+    mapped = F.transform(F.split(classed, ""), one)
+    gaps = F.split(shape, CLASSED, -1)  # the punctuation before, between and after the classed chars
+    token = F.array_join(F.zip_with(gaps, mapped, lambda gap, ch: F.concat(gap, F.coalesce(ch, F.lit("")))), "")
     return F.when(digest.isNotNull(), token)
 
 

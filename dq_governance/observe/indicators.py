@@ -15,7 +15,6 @@ from dq_governance.observe.history import RunSummary
 
 COMPLETENESS_TYPES = frozenset({"not_null", "missing_count", "missing_percent"})
 UNIQUENESS_TYPES = frozenset({"unique", "duplicate_count", "duplicate_percent"})
-SCHEMA_TYPES = frozenset({"schema", "schema_drift", "type"})
 
 
 @dataclass

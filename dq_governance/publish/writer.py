@@ -355,7 +355,8 @@ def replace_delta_partition(frame: DataFrame, path: str, values: dict[str, str],
 
     spark = frame.sparkSession
     _require_delta(spark, f"report {path}")
-    writer = frame.write.format("delta").partitionBy(*partition_by)
+    # mergeSchema: a history table written by an older version (fewer report columns) keeps accepting runs.
+    writer = frame.write.format("delta").partitionBy(*partition_by).option("mergeSchema", "true")
     if DeltaTable.isDeltaTable(spark, path):
         predicate = " AND ".join(f"`{k}` = {_sql_literal(v)}" for k, v in values.items())
         writer.mode("overwrite").option("replaceWhere", predicate).save(path)
