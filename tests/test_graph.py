@@ -397,3 +397,14 @@ def test_schema_of_a_known_dataset_from_a_new_connection(tmp_path):
         assert [(f["name"], f["type"]) for f in g.fields_of(g.find_datasets("src")[0][0])] == [
             ("k", "string"), ("m", "string")]
         assert g.counts()["fields"] == 5 and g.counts()["field_edges"] == 1
+
+
+@pytest.mark.parametrize("text, same_as", [
+    ("2026-11-01T10:05:00.9999999Z", "2026-11-01T10:05:00.999999+00:00"),  # digits past 6 are cut, not rounded
+    ("2026-11-01T10:05:00.1z", "2026-11-01T10:05:00.100Z"),
+    (" 2026-11-01T10:05:00Z ", "2026-11-01T10:05:00"),  # no offset = UTC
+    ("2026-11-01T12:05:00.5+02:00", "2026-11-01T10:05:00.500000000Z"),
+])
+def test_event_time_shapes(text, same_as):
+    assert parse_time(text) == parse_time(same_as)
+    assert parse_time("2026-11-01T10:05:00Z") == 1793527500.0

@@ -122,6 +122,16 @@ def test_cli_writes_the_page_and_rejects_a_missing_history(history, tmp_path, ca
     assert "no runs in the report history for pipeline ghost" in capsys.readouterr().err
 
 
+def test_report_command_never_imports_spark(history, tmp_path):
+    import sys
+
+    code = ("import sys; from dq_governance.cli import main; "
+            f"rc = main(['report', '--history', {str(history)!r}, '-o', {str(tmp_path / 'x.html')!r}]); "
+            "print(rc, 'pyspark' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip().splitlines()[-1] == "0 False", proc.stderr[-2000:]
+
+
 @pytest.mark.spark
 def test_history_written_by_the_engine_writer_reads_back_without_spark(spark, tmp_path):
     from _observe_history import history_rows

@@ -105,7 +105,12 @@ def test_three_batches_one_retried_exactly_once(spark, tmp_path):
     batch2 = sent[2]
     assertions = batch2["inputs"][0]["inputFacets"]["dataQualityAssertions"]["assertions"]
     assert {a["name"]: a["success"] for a in assertions}["valor_range"] is False
-    assert batch2["run"]["facets"]["dqgov_microBatch"]["validRows"] == 2
+    facet = batch2["run"]["facets"]["dqgov_microBatch"]
+    assert (facet["batchId"], facet["totalRows"], facet["validRows"]) == (2, 3, 2)
+    assert facet["checkRunId"] == batch_run_id(stream_key, 2)
+    schema = json.loads((REPO / "docs" / "facets" / "MicroBatchRunFacet.json").read_text())
+    assert facet["_schemaURL"] == schema["$id"]
+    assert set(schema["required"]) <= set(facet)
     rows = {o["name"].rsplit("/", 1)[-1]: o["outputFacets"]["outputStatistics"]["rowCount"] for o in batch2["outputs"]}
     assert rows == {"quarantine": 1, "valid": 2}
 
