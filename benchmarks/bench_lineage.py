@@ -15,7 +15,10 @@ queries also walk coarse dataset-level fallbacks.
 Prints one JSON object. Baseline, in the same process: reading + json.loads of the same JSONL file
 (the floor any ingest pays); `ingest_vs_parse` is ingest time / parse time. With orjson installed (the
 `fast` extra) the store parses with it, and `baseline_fast_parse_s` times that parser alone too. Events/s
-are given per wall-clock second and per second of process CPU time (steadier on a shared machine).
+are given per wall-clock second and per CPU second. A large JSONL file is ingested by two processes (a
+parser process feeding the writer; `--serial` for one): CPU is reported per process and summed, and
+`ingest_events_per_busiest_process_cpu_s` is the rate the pipeline reaches when each process has a core of
+its own (steadier than wall time on a shared machine). Peak RSS is given for this process and the parser.
 Targets: ingest >= 20,000 events/s, query median < 50 ms and p99 < 500 ms.
 """
 
@@ -53,9 +56,15 @@ def dataset_name(i: int) -> str:
     return f"lake{i % 7}.sales_{i // 1000}.table_{i}"
 
 
-def peak_rss_mb() -> float:
-    """Peak resident set size of this process, in MiB (Linux reports KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def peak_rss_mb(who: int = resource.RUSAGE_SELF) -> float:
+    """Peak resident set size of this process (or of its largest finished child), in MiB (Linux reports KiB)."""
+    return resource.getrusage(who).ru_maxrss / 1024
+
+
+def children_cpu_s() -> float:
+    """CPU seconds of the finished child processes (the parser process of a parallel ingest)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def generate(path: Path, datasets: int, edges: int, rng: random.Random) -> dict:
@@ -125,6 +134,7 @@ def main() -> dict:
     parser.add_argument("--depth", type=int, default=10)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", type=Path, default=None, help="Keep the JSONL and the store in this folder.")
+    parser.add_argument("--serial", action="store_true", help="Ingest in this process only (no parser process).")
     args = parser.parse_args()
     datasets, edges = int(100_000 * args.scale), int(1_000_000 * args.scale)
     work = args.keep or Path(tempfile.mkdtemp(prefix="bench-lineage-"))
@@ -143,10 +153,13 @@ def main() -> dict:
     fast_loads = graph_module._fast_loads
     fast_parse_s = parse_baseline(events_path, fast_loads) if fast_loads is not None else None
 
-    t0, c0 = time.perf_counter(), time.process_time()
+    load_before = os.getloadavg()[0]
+    t0, c0, k0 = time.perf_counter(), time.process_time(), children_cpu_s()
     with LineageGraph(db_path) as graph:
-        stats = graph.ingest_file(events_path)
-    ingest_s, ingest_cpu_s = time.perf_counter() - t0, time.process_time() - c0
+        stats = graph.ingest_file(events_path, parallel=False if args.serial else None)
+    ingest_s, writer_cpu_s, parser_cpu_s = time.perf_counter() - t0, time.process_time() - c0, children_cpu_s() - k0
+    ingest_cpu_s = writer_cpu_s + parser_cpu_s
+    busiest_cpu_s = max(writer_cpu_s, parser_cpu_s)  # on two idle cores the wall time tends to this
     rss_after_ingest = peak_rss_mb()
 
     timings, reached = [], []
@@ -185,11 +198,17 @@ def main() -> dict:
         "json_parser": "orjson" if fast_loads is not None else "json",
         "baseline_parse_s": round(parse_s, 2),
         "baseline_fast_parse_s": round(fast_parse_s, 2) if fast_parse_s is not None else None,
+        "ingest_mode": "parallel (parser process + writer)" if parser_cpu_s > 0 else "serial",
         "ingest_s": round(ingest_s, 2),
         "ingest_cpu_s": round(ingest_cpu_s, 2),
+        "ingest_writer_cpu_s": round(writer_cpu_s, 2),
+        "ingest_parser_cpu_s": round(parser_cpu_s, 2),
         "ingest_events_per_s": round(eps),
         "ingest_events_per_cpu_s": round(stats.stored / ingest_cpu_s),
+        "ingest_events_per_busiest_process_cpu_s": round(stats.stored / busiest_cpu_s),
         "ingest_us_cpu_per_event": round(ingest_cpu_s / stats.stored * 1e6, 1),
+        "ingest_us_cpu_per_event_writer": round(writer_cpu_s / stats.stored * 1e6, 1),
+        "ingest_us_cpu_per_event_parser": round(parser_cpu_s / stats.stored * 1e6, 1),
         "ingest_edges_per_s": round(counts["field_edges"] / ingest_s),
         "ingest_vs_parse": round(ingest_s / parse_s, 2),
         "queries": len(timings), "depth": args.depth,
@@ -201,10 +220,12 @@ def main() -> dict:
         "peak_rss_mb_after_generate": round(rss_after_generate, 1),
         "peak_rss_mb_after_ingest": round(rss_after_ingest, 1),
         "peak_rss_mb": round(peak_rss_mb(), 1),
+        "peak_rss_mb_parser_process": round(peak_rss_mb(resource.RUSAGE_CHILDREN), 1),
         "targets": {"ingest_events_per_s>=20000": eps >= TARGET_EPS,
-                    "ingest_events_per_cpu_s>=20000": stats.stored / ingest_cpu_s >= TARGET_EPS,
+                    "ingest_events_per_busiest_process_cpu_s>=20000": stats.stored / busiest_cpu_s >= TARGET_EPS,
                     "query_median_ms<50": median < TARGET_MEDIAN_MS, "query_p99_ms<500": p99 < TARGET_P99_MS},
-        "cpu_count": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 2),
+        "cpu_count": os.cpu_count(), "load_avg_1m_before_ingest": round(load_before, 2),
+        "load_avg_1m": round(os.getloadavg()[0], 2),
     }
     if args.keep is None:
         shutil.rmtree(work, ignore_errors=True)

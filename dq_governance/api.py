@@ -120,6 +120,7 @@ def run(
         if location and not result.contract_location:
             result.contract_location = location
         result.masking = masking
+        _record_for_listener(spark, source, resolved, result)
         if target_out is not None and guard is not None:
             reason = policy.merge_guard_reason(result, guard, target_out.merge_keys)
             if reason:
@@ -231,6 +232,14 @@ def _emitter(spec: str | None, contract: Contract, **kw: Any) -> Any:
     from dq_governance.lineage.emit import build_emitter
 
     return build_emitter(spec, contract, **kw)
+
+
+def _record_for_listener(spark: Any, source: str | None, contract: Contract, result: CheckResult) -> None:
+    """Hand the results to the listener extension (if loaded) so later Spark events carry them."""
+    from dq_governance.lineage.jvm_registry import record_results
+
+    namespace, name = _input_identity(source, contract)
+    record_results(spark, namespace, name, result, contract=contract)
 
 
 def _input_identity(source: str | None, contract: Contract) -> tuple[str, str]:

@@ -127,3 +127,24 @@ def test_no_mask_with_confirmation_is_recorded(spark, repo, tmp_path, capsys):
     assert "52998224725" in cpfs  # published unmasked, as asked
     masking = {r["masking"] for r in spark.read.parquet(str(tmp_path / "report")).collect()}
     assert masking == {"disabled"}
+
+
+def test_sync_pushes_the_run_as_datahub_requests(spark, repo, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("DQGOV_DATAHUB_URL", raising=False)
+    out_dir = tmp_path / "catalog"
+    run_id = "0b7e3c52-8f7a-4d8e-bd1f-3a6f0c9d2e11"
+    code = main([*_args(repo, tmp_path), "--run-id", run_id, "--sync", "datahub", "--sync-out", str(out_dir)])
+    printed = capsys.readouterr().out
+    assert code == 1  # the gate still blocks; the catalog gets the failing results all the same
+    assert f"catalog datahub (dry run, requests in {out_dir})" in printed
+    requests = [json.loads(p.read_text()) for p in sorted(out_dir.glob("*.json"))]
+    proposals = [r["body"]["proposal"] for r in requests if "proposal" in (r["body"] or {})]
+    run_events = [json.loads(p["aspect"]["value"]) for p in proposals if p["aspectName"] == "assertionRunEvent"]
+    assert len(run_events) == 16  # one per rule of the seed contract
+    assert sorted(e["result"]["type"] for e in run_events).count("FAILURE") == 5
+    assert sorted(e["result"].get("unexpectedCount") for e in run_events if e["result"]["type"] == "FAILURE") == [
+        1, 1, 1, 1, 2]
+    assert {e["runId"] for e in run_events} == {run_id}
+    sent = json.dumps(requests)
+    for raw in ("ana@example.com", "bruno@example.com", "carla@example.com", "fabio@example.com"):
+        assert raw not in sent  # no raw value of the PII email column in any payload

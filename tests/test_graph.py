@@ -251,6 +251,7 @@ import math  # noqa: E402
 import random  # noqa: E402
 
 import dq_governance.lineage.graph as graph_module  # noqa: E402
+from dq_governance.errors import InputDataError  # noqa: E402
 from dq_governance.lineage.graph import MalformedEvent, _parse_line  # noqa: E402
 from graph_events import schema  # noqa: E402
 
@@ -408,3 +409,116 @@ def test_schema_of_a_known_dataset_from_a_new_connection(tmp_path):
 def test_event_time_shapes(text, same_as):
     assert parse_time(text) == parse_time(same_as)
     assert parse_time("2026-11-01T10:05:00Z") == 1793527500.0
+
+
+# --------------------------------------------------------------------------- the parallel path
+# A large JSONL file is parsed, validated and planned in a second process that streams plans over a pipe to
+# the writer. It must store exactly what the serial path stores, and count and report skips the same way.
+
+def mixed_lines():
+    """Every kind of line the ingest meets: facets (owners, tags with PII, contract, quality, dataset-wide
+    lineage), a chain with column lineage, runs whose START/RUNNING/COMPLETE/FAIL arrive shuffled, duplicates
+    near and far, malformed lines and blank ones."""
+    events = fixture_events() + chain_events(120)
+    for k in range(40):
+        run_id = f"00000000-0000-4000-8000-{k:012d}"
+        for kind, minute in (("START", 0), ("RUNNING", 1), ("COMPLETE" if k % 2 else "FAIL", 5), ("OTHER", 9)):
+            events.append(run_event(f"r{k}", [ds(f"d{k}")], [ds(f"r{k}")], event_type=kind, run_id=run_id,
+                                    time=f"2026-11-01T10:{minute:02d}:00Z"))
+    random.Random(11).shuffle(events)
+    lines = [json.dumps(e) for e in events]
+    bad_time = dict(events[3], eventTime="yesterday")
+    bad_lineage = run_event("w", [], [ds("o", {"columnLineage": {"fields": {"a": {"inputFields": [{"name": "t"}]}}}})])
+    lines[10:10] = ["{not json", "", json.dumps(bad_time), lines[10], "[1, 2]", "   "]  # a duplicate next door
+    lines[200:200] = [json.dumps(bad_lineage), *lines[20:40]]  # duplicates in later chunks and transactions
+    return "\n".join(lines) + "\n"
+
+
+def ingest_both_ways(tmp_path, text, *, before=None):
+    """The same file ingested serially and in parallel into two stores (seeded alike with `before`)."""
+    path = tmp_path / "mixed.jsonl"
+    path.write_text(text)
+    results = {}
+    for mode, parallel in (("serial", False), ("parallel", True)):
+        with LineageGraph(tmp_path / f"{mode}.db") as g:
+            if before is not None:
+                g.ingest_events(before)
+            results[mode] = (g.ingest_file(path, parallel=parallel), table_dump(g), g.counts())
+    return path, results
+
+
+def test_parallel_ingest_stores_exactly_what_the_serial_one_does(tmp_path, monkeypatch):
+    monkeypatch.setattr(graph_module, "_IN_CHUNK", 40)  # many frames from the parser ...
+    monkeypatch.setattr(graph_module, "_BATCH", 120)  # ... and many transactions
+    path, results = ingest_both_ways(tmp_path, mixed_lines())
+    (serial, serial_rows, counts), (parallel, parallel_rows, _) = results["serial"], results["parallel"]
+    assert parallel_rows == serial_rows  # every row of every table, ids included
+    assert parallel.as_dict() == serial.as_dict()
+    # 10 + 120 + 160 distinct events; 21 duplicate lines; 4 malformed; 2 blank lines not counted
+    assert (parallel.read, parallel.stored, parallel.duplicates, parallel.skipped) == (315, 290, 21, 4)
+    assert parallel.errors == [
+        f"{path}:11: invalid JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
+        f"{path}:13: eventTime: not ISO-8601: 'yesterday'",
+        f"{path}:15: event: not a JSON object",
+        f"{path}:201: outputs[0].facets.columnLineage.fields.a.inputFields[0].namespace: "
+        "missing or not a non-empty string",
+    ]
+    assert (counts["events"], counts["field_edges"], counts["runs"]) == (290, 12 + 240 + 118, 10 + 120 + 40)
+    with LineageGraph(tmp_path / "parallel.db") as g:
+        for k in range(40):  # START/RUNNING/terminal/OTHER shuffled: the terminal state wins
+            assert g.run(f"00000000-0000-4000-8000-{k:012d}")["state"] == ("COMPLETE" if k % 2 else "FAIL")
+        raw = g.dataset(g.find_datasets("raw.orders")[0][0])
+        assert raw["owners"] == ["team:sales-data-team"] and raw["quality_status"] == "failed"
+        assert [f["name"] for f in g.fields_of(raw["id"]) if f["pii"]] == ["email"]
+        again = g.ingest_file(path, parallel=True)
+        assert (again.read, again.stored, again.duplicates, again.skipped) == (315, 0, 311, 4)
+        assert table_dump(g) == parallel_rows
+
+
+def test_parallel_ingest_into_a_store_that_has_data(tmp_path, monkeypatch):
+    """Ids and fields already stored (from an earlier ingest) are found, not created again, on both paths."""
+    monkeypatch.setattr(graph_module, "_IN_CHUNK", 25)
+    events = chain_events(80)
+    before = [(f"b{i}", e) for i, e in enumerate(events[:30] + fixture_events()[:4])]
+    text = "".join(json.dumps(e) + "\n" for e in events)
+    _, results = ingest_both_ways(tmp_path, text, before=before)
+    assert results["parallel"][1] == results["serial"][1]
+    stats = results["parallel"][0]
+    assert (stats.read, stats.stored, stats.duplicates) == (80, 80, 0)  # dict events hash differently from lines
+    assert results["parallel"][2]["datasets"] == 81 + 5  # d0..d80; raw, stg a/b, mart, report from the fixture
+
+
+def test_large_files_take_the_parallel_path(tmp_path, monkeypatch, capsys):
+    calls = []
+    real = LineageGraph._ingest_parallel
+
+    def counted(self, path):
+        calls.append(path)
+        return real(self, path)
+
+    monkeypatch.setattr(LineageGraph, "_ingest_parallel", counted)
+    path = write_jsonl(tmp_path / "e.jsonl", fixture_events())
+    with LineageGraph(tmp_path / "small.db") as g:
+        assert g.ingest_file(path).stored == 10
+    assert calls == []  # a small file: serial, no second process
+    monkeypatch.setattr(graph_module, "_PARALLEL_MIN_BYTES", path.stat().st_size)
+    (tmp_path / "bad.jsonl").write_text("nope\n" * 10_000)
+    db = tmp_path / "cli.db"
+    assert main(["lineage", "ingest", str(path), str(tmp_path / "bad.jsonl"), "--db", str(db)]) == 0
+    out, err = capsys.readouterr()
+    assert calls == [path, tmp_path / "bad.jsonl"]
+    assert out.strip() == f"ingested 10010 event(s) into {db}: 10 stored, 0 duplicate(s), 10000 skipped"
+    assert err.count("invalid JSON") == 100  # the first 100 reasons are kept
+    with LineageGraph(db) as g, LineageGraph(tmp_path / "small.db") as serial:
+        assert table_dump(g) == table_dump(serial)
+
+
+def test_parallel_parser_failure_is_one_clean_error_and_stores_nothing(tmp_path):
+    with LineageGraph(tmp_path / "l.db") as g:
+        g.ingest_event(fixture_events()[0])
+        before = table_dump(g)
+        with pytest.raises(InputDataError, match=r"gone\.jsonl: lineage parser failed: FileNotFoundError"):
+            g._ingest_parallel(tmp_path / "gone.jsonl")  # the file vanished after ingest_file opened it
+        assert table_dump(g) == before
+        # the store still works; a line hashes apart from the same event given as a dict, so all 10 are new
+        assert g.ingest_file(write_jsonl(tmp_path / "ok.jsonl", fixture_events()), parallel=True).stored == 10

@@ -52,11 +52,16 @@ def _uuid(ctx: click.Context, param: click.Parameter, value: str | None) -> str 
 @click.option("--no-mask", is_flag=True, help="Publish PII columns unmasked (needs the next flag too).")
 @click.option("--i-know-this-publishes-unmasked-data", "unmasked_ok", is_flag=True,
               help="Confirm --no-mask.")
+@click.option("--sync", "sync_catalog", type=click.Choice(("openmetadata", "datahub")),
+              help="Push this run's contract and results to a catalog.")
+@click.option("--sync-url", help="Catalog URL (default: DQGOV_<CATALOG>_URL; none means a dry run).")
+@click.option("--sync-out", help="Dry-run request folder (default: out/catalog/<catalog>).")
 def check_command(
     contract_path: str, input_path: str | None, input_format: str | None, output: str | None, output_format: str,
     mode: str, merge_keys: str | None, quarantine: str | None, report: str | None, run_id: str | None,
     pipeline: str | None, as_json: bool, lineage: str | None, lineage_strict: bool, no_listener: bool,
     parent_run_id: str | None, parent_job: str | None, no_mask: bool, unmasked_ok: bool,
+    sync_catalog: str | None, sync_url: str | None, sync_out: str | None,
 ) -> int:
     """Check CONTRACT's dataset; publish valid rows, quarantine invalid ones, append the report."""
     from dq_governance.api import resolve_contract, run
@@ -99,6 +104,9 @@ def check_command(
             parent_run_id=parent_run_id, parent_job=parent_job, run_id=run_id, pipeline=pipeline,
             source=source, raise_on_block=False, contract_location=contract_path,
         )
+        if sync_catalog:
+            _sync(sync_catalog, contract, result, url=sync_url,
+                  out=sync_out or str(base / "catalog" / sync_catalog), quiet=as_json)
         if as_json:
             summary = result.summary()
             summary.update({"masking": result.masking, "outputs": result.outputs, "report": report})
@@ -109,6 +117,20 @@ def check_command(
         if owned:
             spark.stop()
     return EXIT_OK if result.gate.publish else EXIT_GATE_FAILED
+
+
+def _sync(catalog: str, contract: Any, result: Any, *, url: str | None, out: str, quiet: bool) -> None:
+    """Push the run to a catalog; a catalog failure is reported but never undoes the publication."""
+    from dq_governance.catalogs.sync import sync_run
+
+    url = url or os.environ.get(f"DQGOV_{catalog.upper()}_URL")
+    report = sync_run(catalog, contract, result, url=url, out=out, dry_run=url is None)
+    if not quiet:
+        where = f"dry run, requests in {out}" if report.dry_run else url
+        click.echo(f"catalog {catalog} ({where}): {len(report.created)} created, {len(report.updated)} updated, "
+                   f"{len(report.unchanged)} unchanged, {len(report.failed)} failed")
+    for entity, error in report.failed:
+        log.warning("catalog %s: %s: %s", catalog, entity, error)
 
 
 def _local(location: str, fmt: str) -> str:

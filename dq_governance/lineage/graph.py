@@ -13,22 +13,33 @@ never loaded whole.
 Bulk ingest (JSONL, thousands of events): one transaction per _BATCH events; rows gathered in memory and
 written with multi-row INSERTs (runs as upserts, in arrival order); new fields numbered in memory while
 the transaction holds the write lock; one `IN (...)` query per chunk of lines finds the digests already
-stored, so a known line is not even parsed; ids come from bounded two-generation caches.
+stored, so a known line is not even parsed; ids come from bounded two-generation caches. Each event is
+first turned into a plan (plain tuples, no ids: _plan_event), then written (LineageGraph._apply). A large
+JSONL file is read, parsed, validated and planned in a second process (`_prepare_lines`) that streams plans
+to this one over a pipe, so parsing and writing use two cores; the rows are the same as the serial path's.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
+import marshal
+import os
 import re
 import sqlite3
+import struct
+import subprocess
 import sys
+import tempfile
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from hashlib import blake2b
 from itertools import chain
 from pathlib import Path
+from sys import intern
 from typing import Any, Iterable, Iterator
 
 from dq_governance.errors import InputDataError
@@ -47,7 +58,9 @@ EVENT_TYPES = ("START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER")
 # A terminal state outranks START/RUNNING whatever the arrival order; OTHER never changes the state.
 _STATE_RANK = {"OTHER": 0, "START": 1, "RUNNING": 1, "COMPLETE": 2, "ABORT": 2, "FAIL": 2}
 _IN_CHUNK = 500  # ids per `IN (...)` query
-_BATCH = 5000  # events per transaction
+_BATCH = 20_000  # events per transaction (fewer commits and WAL page rewrites; ~25 MB of queued rows at most)
+_PARALLEL_MIN_BYTES = 8 << 20  # JSONL files from this size are parsed in a second process
+_FRAME = struct.Struct(">cI")  # parser -> writer frames: kind (D data, E error, Z end), payload length
 _CACHE_LIMIT = 100_000  # entries per generation of an id cache (see LineageGraph._bounded)
 _MAX_REASONS_KEPT = 100
 
@@ -116,6 +129,19 @@ _BATCHED = {
     "dataset_deps": ("INSERT OR IGNORE INTO dataset_deps (src, dst_dataset, job_id, type, subtype)", 5, ""),
 }
 _ROWS_PER_INSERT = 100  # multi-row VALUES: a third less CPU per row than executemany (7 x 100 < 999 parameters)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic GC during a bulk ingest: it allocates millions of acyclic tuples, and the collector's passes
+    over them cost more than the ingest itself (a marshal.loads of a chunk: 4x slower with it on)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _write_rows(db: sqlite3.Connection, head: str, width: int, tail: str, rows: list[tuple]) -> None:
@@ -389,8 +415,21 @@ def _flatten_schema(fields_: Any, prefix: str = "") -> list[tuple[str, str | Non
     return out
 
 
+def _shared_schema(fields_: Any) -> tuple[tuple[str, str | None], ...]:
+    """_flatten_schema as a tuple, one shared object per distinct schema (a dataset's schema comes back on every
+    run): a plan holds a reference, and marshal sends a schema once per chunk, not once per event."""
+    schema = tuple(_flatten_schema(fields_))
+    shared = _SCHEMAS.setdefault(schema, schema)
+    if len(_SCHEMAS) > _SCHEMAS_KEPT:
+        _SCHEMAS.clear()
+    return shared
+
+
+_SCHEMAS: dict[tuple, tuple] = {}
+_SCHEMAS_KEPT = 2_000
 _NO_KIND = (("", ""),)
-#: the dataset facets whose latest value is kept per dataset (read by _store_dataset and quality_status)
+_SINGLE_KINDS: dict[tuple[str, str], tuple[tuple[str, str]]] = {}
+#: the dataset facets whose latest value is kept per dataset (read by _plan_dataset and quality_status)
 _KEPT_FACETS = frozenset(("ownership", "tags", CONTRACT_FACET, "dataQualityAssertions", "documentation"))
 
 
@@ -403,9 +442,122 @@ def _edge_kinds(item: dict) -> tuple[tuple[str, str], ...] | list[tuple[str, str
         t = transformations[0]
         kind, sub = t.get("type"), t.get("subtype")
         if type(kind) is str and type(sub) is str:
-            return ((kind.upper(), sub.upper()),)
+            # one shared tuple per pair: fewer objects to build, and marshal sends it once per chunk
+            kinds = _SINGLE_KINDS.get((kind, sub))
+            if kinds is None:
+                kinds = ((kind.upper(), sub.upper()),)
+                if len(_SINGLE_KINDS) < _CACHE_LIMIT:
+                    _SINGLE_KINDS[(kind, sub)] = kinds
+            return kinds
     return [(str(t.get("type") or "").upper(), str(t.get("subtype") or "").upper()) for t in transformations]
 
+
+# --------------------------------------------------------------------------- event plans
+# An event's writes as plain tuples of str/float/None, with no ids and no database: built from a validated
+# event by _plan_event (in this process, or in the parser process of a parallel ingest, which sends them
+# marshalled), and written by LineageGraph._apply, which resolves ids in the event's order. Both ingest
+# paths go through the same two steps, so they store the same rows.
+#   DatasetEvent: (when, dataset, keys)
+#   RunEvent / JobEvent: (when, job namespace, job name, job owners JSON | None, run | None, inputs, outputs, keys)
+#   keys: the (namespace, name) of every dataset the event names, in order of first appearance; a dataset
+#         is referred to by its index in them
+#   dataset: (key index, schema [(path, type)] | None, field tags [(field, tags JSON, pii)] | None,
+#             updates [(datasets column, value)] | None)
+#   run: (runId, state | None, state time | None, start time | None, end time | None, parent runId | None)
+#   outputs: [(dataset, column lineage | None)]; column lineage: ([(output field, [input])], [input]) where
+#   an input is (key index, field, ((type, subtype), ...))
+
+
+def _plan_event(event: dict, when: float) -> tuple:
+    """The writes of one validated event, as plain tuples (see above)."""
+    keys: dict[tuple[str, str], int] = {}  # (namespace, name) -> its index in the plan's dataset keys
+    if "dataset" in event and "job" not in event:
+        return (when, _plan_dataset(event["dataset"], keys), tuple(keys))
+    job = event["job"]
+    job_owners = None
+    job_facets = job.get("facets")
+    if job_facets:
+        owners = _obj(job_facets.get("ownership")).get("owners")
+        if isinstance(owners, list):
+            job_owners = json.dumps(_owner_names(owners))
+    run = event.get("run")
+    run_plan = None
+    if isinstance(run, dict):
+        state = event.get("eventType") or "OTHER"
+        facets = run.get("facets")
+        parent = _obj(_obj(facets.get("parent")).get("run")).get("runId") if facets else None
+        other = state == "OTHER"
+        run_plan = (run["runId"], None if other else state, None if other else when,
+                    when if state == "START" else None, when if _STATE_RANK.get(state) == 2 else None,
+                    parent if isinstance(parent, str) else None)
+    inputs = [_plan_dataset(dataset, keys) for dataset in event.get("inputs") or ()]
+    outputs = []
+    for dataset in event.get("outputs") or ():
+        planned = _plan_dataset(dataset, keys)
+        facets = dataset.get("facets")
+        lineage = facets.get("columnLineage") if facets else None
+        outputs.append((planned, _plan_lineage(lineage, keys) if isinstance(lineage, dict) else None))
+    return (when, job["namespace"], job["name"], job_owners, run_plan, inputs, outputs, tuple(keys))
+
+
+def _plan_dataset(dataset: dict, keys: dict[tuple[str, str], int]) -> tuple:
+    """A dataset's key index, schema fields, field tags and the kept facets that change its row."""
+    index = keys.setdefault((dataset["namespace"], dataset["name"]), len(keys))
+    facets = dataset.get("facets")
+    if not facets and not dataset.get("inputFacets"):
+        return (index, None, None, None)
+    facets = facets or {}
+    schema_fields = _obj(facets.get("schema")).get("fields")
+    schema = _shared_schema(schema_fields) if schema_fields else None
+    if facets.keys().isdisjoint(_KEPT_FACETS) and not dataset.get("inputFacets"):
+        return (index, schema, None, None)  # e.g. only schema and columnLineage
+    updates: list[tuple[str, Any]] = []
+    field_tags = None
+    owners = _obj(facets.get("ownership")).get("owners")
+    if isinstance(owners, list):
+        updates.append(("owners", json.dumps(_owner_names(owners))))
+    tags = _obj(facets.get("tags")).get("tags")
+    if isinstance(tags, list):
+        dataset_tags, field_tags = _split_tags(tags)
+        updates.append(("tags", json.dumps(dataset_tags)))
+    status = quality_status(dataset)
+    if status:
+        updates.append(("quality_status", status))
+    contract = facets.get(CONTRACT_FACET)
+    if isinstance(contract, dict):
+        updates.append(("contract", json.dumps(_strip_meta(contract), sort_keys=True)))
+    description = _obj(facets.get("documentation")).get("description")
+    if isinstance(description, str):
+        updates.append(("description", description))
+    return (index, schema, field_tags, updates)
+
+
+def _split_tags(tags: list) -> tuple[list[dict], list[tuple[str, str, int]]]:
+    """Dataset tags, and per field (name, tags JSON, pii) where pii = a `pii` tag with a true value."""
+    dataset_tags: list[dict] = []
+    by_field: dict[str, list[dict]] = {}
+    for tag in tags:
+        if not isinstance(tag, dict) or not isinstance(tag.get("key"), str):
+            continue
+        item = {"key": tag["key"], "value": str(tag.get("value", ""))}
+        if isinstance(tag.get("field"), str) and tag["field"]:
+            by_field.setdefault(tag["field"], []).append(item)
+        else:
+            dataset_tags.append(item)
+    field_tags = [(name, json.dumps(items),
+                   int(any(t["key"].lower() == "pii" and t["value"].lower() in ("true", "1", "yes") for t in items)))
+                  for name, items in by_field.items()]
+    return dataset_tags, field_tags
+
+
+def _plan_lineage(lineage: dict, keys: dict[tuple[str, str], int]) -> tuple:
+    """A validated columnLineage facet as (output fields with their inputs, inputs affecting the whole dataset)."""
+    def planned(item: dict) -> tuple:  # interned names: marshal sends a repeated one once per chunk
+        return (keys.setdefault((item["namespace"], item["name"]), len(keys)), intern(item["field"]), _edge_kinds(item))
+
+    return ([(intern(out_name), [planned(item) for item in spec.get("inputFields") or ()])
+             for out_name, spec in (lineage.get("fields") or {}).items()],
+            [planned(item) for item in lineage.get("dataset") or ()])
 
 # --------------------------------------------------------------------------- the store
 
@@ -620,15 +772,99 @@ class LineageGraph:
         """Store one event (dict)."""
         return self.ingest_events([(where, event)])
 
-    def ingest_file(self, path: str | Path) -> IngestStats:
-        """Ingest an OpenLineage JSONL file (one event per line), or a JSON file holding a list of events."""
+    def ingest_file(self, path: str | Path, *, parallel: bool | None = None) -> IngestStats:
+        """Ingest an OpenLineage JSONL file (one event per line), or a JSON file holding a list of events.
+
+        `parallel` (default: a JSONL file of at least _PARALLEL_MIN_BYTES on a machine with 2+ CPUs) parses
+        in a second process while this one writes; the store ends the same either way.
+        """
         path = Path(path)
         try:
             handle = path.open("rb")
         except OSError as exc:
             raise InputDataError(f"{path}: cannot read lineage file: {exc.strerror}") from None
-        with handle:
+        with handle, _gc_paused():
+            if path.suffix != ".json":
+                if parallel is None:
+                    parallel = (os.cpu_count() or 1) > 1 and os.fstat(handle.fileno()).st_size >= _PARALLEL_MIN_BYTES
+                if parallel:
+                    return self._ingest_parallel(path)
             return self._ingest(_read_events(path, handle), _BATCH)
+
+    def _ingest_parallel(self, path: Path) -> IngestStats:
+        """A JSONL file through a parser process (_prepare_lines) feeding this writer over a pipe.
+
+        The parser reads, hashes, parses, validates and plans every line, in order, and sends frames of
+        _IN_CHUNK (line number, digest, plan or skip reason); this process does what the serial path does
+        after its parse: the duplicate check, ids and rows, the same transactions. A full pipe blocks the
+        parser, so at most a pipe buffer and a chunk or two are in flight.
+        """
+        package_root = str(Path(__file__).resolve().parents[2])
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+        with tempfile.TemporaryFile() as errors:
+            parser = subprocess.Popen(
+                [sys.executable, "-c", "import sys; from dq_governance.lineage.graph import _prepare_lines; "
+                 "_prepare_lines(sys.argv[1], int(sys.argv[2]))", str(path), str(_IN_CHUNK)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors, env=env)
+            try:
+                return self._ingest_frames(path, parser.stdout, parser, errors)
+            finally:
+                if parser.poll() is None:
+                    parser.kill()  # only on an error: after its end frame the parser exits by itself
+                parser.stdout.close()
+                parser.wait()
+
+    def _ingest_frames(self, path: Path, pipe: Any, parser: subprocess.Popen, errors: Any) -> IngestStats:
+        """Apply the parser's frames in order, one transaction per _BATCH events (as _ingest)."""
+        stats = IngestStats()
+        pending = 0
+        self._begin()
+        try:
+            while True:
+                header = pipe.read(_FRAME.size)
+                if len(header) < _FRAME.size:
+                    parser.wait()
+                    errors.seek(0)
+                    last = errors.read().decode(errors="replace").strip().splitlines()[-1:]
+                    raise InputDataError(f"{path}: the lineage parser process stopped (exit code "
+                                         f"{parser.returncode}){': ' + last[0] if last else ''}")
+                kind, length = _FRAME.unpack(header)
+                payload = pipe.read(length)
+                if kind == b"Z":
+                    break
+                if kind == b"E":
+                    raise InputDataError(f"{path}: {payload.decode()}")
+                items = marshal.loads(payload)
+                self._apply_chunk(path, items, stats)
+                pending += len(items)
+                if pending >= _BATCH:
+                    self._commit()
+                    self._begin()
+                    pending = 0
+            self._commit()
+        except BaseException:
+            self._rollback()
+            raise
+        return stats
+
+    def _apply_chunk(self, path: Path, items: list[tuple[int, bytes, Any]], stats: IngestStats) -> None:
+        """(line number, digest, plan or skip reason) from the parser process: as _ingest_chunk after its parse."""
+        stats.read += len(items)
+        known = {row[0] for row in self.db.execute(
+            f"SELECT digest FROM events WHERE digest IN ({','.join('?' * len(items))})", [i[1] for i in items])}
+        seen, queued, plans = self._seen, self._rows["events"], []
+        for number, digest, plan in items:
+            if digest in known or digest in seen:
+                stats.duplicates += 1
+                continue
+            if type(plan) is str:
+                stats.skip(f"{path}:{number}", plan)
+                continue
+            seen.add(digest)
+            queued.append((digest,))
+            plans.append(plan)
+        stats.stored += len(plans)
+        self._apply_plans(plans)
 
     def _ingest(self, items: Iterable[tuple[str, Any, bytes | None]], batch: int) -> IngestStats:
         """(location, event, raw JSONL line) -> the store, one transaction per batch; see _ingest_chunk."""
@@ -685,7 +921,7 @@ class LineageGraph:
             return
         known = {row[0] for row in self.db.execute(
             f"SELECT digest FROM events WHERE digest IN ({','.join('?' * len(work))})", [w[3] for w in work])}
-        seen, queued, store = self._seen, self._rows["events"], self._store
+        seen, queued, plans = self._seen, self._rows["events"], []
         for where, event, raw, digest, when in work:
             if digest in known or digest in seen:
                 stats.duplicates += 1
@@ -700,8 +936,9 @@ class LineageGraph:
                     continue
             seen.add(digest)
             queued.append((digest,))
-            store(event, when)
-            stats.stored += 1
+            plans.append(_plan_event(event, when))
+        stats.stored += len(plans)
+        self._apply_plans(plans)
 
     def _flush(self) -> None:
         """Write the rows gathered in this transaction: fields first, then one executemany per table."""
@@ -717,130 +954,117 @@ class LineageGraph:
                     self._seen.clear()
                 _write_rows(self.db, head, width, tail, rows)
 
-    def _store(self, event: dict, when: float) -> None:
-        """Write one validated, new event (its digest is queued by the caller)."""
-        if "dataset" in event and "job" not in event:
-            self._store_dataset(event["dataset"], when)
+    def _apply_plans(self, plans: list[tuple]) -> None:
+        """Write the plans of new events in order, their datasets and jobs looked up (or created) first."""
+        if not plans:
             return
-        job = event["job"]
-        key = (job["namespace"], job["name"])
-        job_id = self._job_ids.get(key) or self.job_id(*key)
-        job_facets = job.get("facets")
-        if job_facets:
-            owners = _obj(job_facets.get("ownership")).get("owners")
-            if isinstance(owners, list):
-                self.db.execute(
-                    "UPDATE jobs SET owners = ?, owners_time = ? WHERE id = ? AND (owners_time IS NULL OR owners_time <= ?)",
-                    (json.dumps(_owner_names(owners)), when, job_id, when))
-        run = event.get("run")
-        if isinstance(run, dict):
-            self._store_run(run, job_id, event.get("eventType") or "OTHER", when)
-        io_rows = self._rows["io"]
-        store_dataset = self._store_dataset
-        for dataset in event.get("inputs") or ():
-            io_rows.append((job_id, store_dataset(dataset, when), "in"))
-        for dataset in event.get("outputs") or ():
-            dataset_id = store_dataset(dataset, when)
-            io_rows.append((job_id, dataset_id, "out"))
-            facets = dataset.get("facets")
-            lineage = facets.get("columnLineage") if facets else None
-            if isinstance(lineage, dict):
-                self._store_column_lineage(lineage, job_id, dataset_id)
+        # Ids for every dataset and job of the chunk at once, numbered in order of first appearance: one
+        # query finds the stored ones, one multi-row INSERT adds the new ones (not one statement each).
+        self._preload("datasets", self._dataset_ids, self._dataset_ids_old,
+                      dict.fromkeys(chain.from_iterable([plan[-1] for plan in plans])))
+        self._preload("jobs", self._job_ids, self._job_ids_old,
+                      dict.fromkeys([(plan[1], plan[2]) for plan in plans if len(plan) == 8]))
+        apply = self._apply
+        for plan in plans:
+            apply(plan)
 
-    def _store_run(self, run: dict, job_id: int, state: str, when: float) -> None:
-        """Queue the run's upsert: written in arrival order at the flush, so the outcome is the per-event one."""
-        facets = run.get("facets")
-        parent = _obj(_obj(facets.get("parent")).get("run")).get("runId") if facets else None
-        parent = parent if isinstance(parent, str) else None
-        other = state == "OTHER"
-        self._rows["runs"].append((run["runId"], job_id, None if other else state, None if other else when,
-                                   when if state == "START" else None,
-                                   when if _STATE_RANK.get(state) == 2 else None, parent))
+    def _preload(self, table: str, cache: dict, old: dict, keys: Iterable[tuple[str, str]]) -> None:
+        """Put the ids of these (namespace, name) keys of `table` in `cache`, adding rows for new ones."""
+        missing = []
+        for key in keys:
+            if key not in cache:
+                found = old.get(key)
+                if found is None:
+                    missing.append(key)
+                else:
+                    cache[key] = found
+        if not missing:
+            return
+        for begin in range(0, len(missing), _IN_CHUNK):
+            part = missing[begin:begin + _IN_CHUNK]
+            values = ", ".join(["(?, ?)"] * len(part))
+            for found, namespace, name in self.db.execute(
+                    f"SELECT t.id, t.namespace, t.name FROM (VALUES {values}) AS v JOIN {table} t "
+                    "ON t.namespace = v.column1 AND t.name = v.column2", list(chain.from_iterable(part))):
+                cache[(namespace, name)] = found
+        new = [key for key in missing if key not in cache]
+        if not new:
+            return
+        first = self.db.execute(f"SELECT coalesce(max(id), 0) + 1 FROM {table}").fetchone()[0]
+        rows = []
+        for found, key in enumerate(new, first):
+            cache[key] = found
+            rows.append((found, key[0], key[1]))
+        _write_rows(self.db, f"INSERT INTO {table} (id, namespace, name)", 3, "", rows)
+        if table == "datasets":
+            self._fresh.update(range(first, first + len(new)))  # no field yet but those this transaction adds
 
-    def _store_dataset(self, dataset: dict, when: float) -> int:
-        key = (dataset["namespace"], dataset["name"])
-        dataset_id = self._dataset_ids.get(key) or self.dataset_id(*key)
-        facets = dataset.get("facets")
-        if not facets and not dataset.get("inputFacets"):
-            return dataset_id
-        facets = facets or {}
-        schema_fields = _obj(facets.get("schema")).get("fields")
-        if schema_fields:
-            self._schema_fields(dataset_id, _flatten_schema(schema_fields))
-        if facets.keys().isdisjoint(_KEPT_FACETS) and not dataset.get("inputFacets"):
-            return dataset_id  # e.g. only schema and columnLineage: nothing below would change
-        updates: list[tuple[str, Any]] = []
-        owners = _obj(facets.get("ownership")).get("owners")
-        if isinstance(owners, list):
-            updates.append(("owners", json.dumps(_owner_names(owners))))
-        tags = _obj(facets.get("tags")).get("tags")
-        if isinstance(tags, list):
-            updates.append(("tags", json.dumps(self._store_tags(dataset_id, tags, when))))
-        status = quality_status(dataset)
-        if status:
-            updates.append(("quality_status", status))
-        contract = facets.get(CONTRACT_FACET)
-        if isinstance(contract, dict):
-            updates.append(("contract", json.dumps(_strip_meta(contract), sort_keys=True)))
-        description = _obj(facets.get("documentation")).get("description")
-        if isinstance(description, str):
-            updates.append(("description", description))
-        for column, value in updates:
-            # latest by eventTime: an older event arriving late leaves the newer facet alone
-            time_column = "owners_time" if column == "owners" else f"{column.split('_')[0]}_time"
+    def _apply(self, plan: tuple) -> None:
+        """Write one event's plan (see _plan_event); its datasets and job are in the id caches (_apply_plans)."""
+        when, dataset_cache = plan[0], self._dataset_ids
+        if len(plan) == 3:  # a DatasetEvent
+            self._apply_dataset(plan[1], when, [dataset_cache[key] for key in plan[2]])
+            return
+        _, job_namespace, job_name, job_owners, run, inputs, outputs, keys = plan
+        ids = [dataset_cache[key] for key in keys]
+        job_id = self._job_ids[(job_namespace, job_name)]
+        if job_owners is not None:
             self.db.execute(
-                f"UPDATE datasets SET {column} = ?, {time_column} = ? "
-                f"WHERE id = ? AND ({time_column} IS NULL OR {time_column} <= ?)",
-                (value, when, dataset_id, when))
+                "UPDATE jobs SET owners = ?, owners_time = ? WHERE id = ? AND (owners_time IS NULL OR owners_time <= ?)",
+                (job_owners, when, job_id, when))
+        if run is not None:
+            self._rows["runs"].append((run[0], job_id, run[1], run[2], run[3], run[4], run[5]))
+        io_rows = self._rows["io"]
+        apply_dataset = self._apply_dataset
+        for dataset in inputs:
+            io_rows.append((job_id, apply_dataset(dataset, when, ids), "in"))
+        for dataset, lineage in outputs:
+            dataset_id = apply_dataset(dataset, when, ids)
+            io_rows.append((job_id, dataset_id, "out"))
+            if lineage is not None:
+                self._apply_column_lineage(lineage, job_id, dataset_id, ids)
+
+    def _apply_dataset(self, plan: tuple, when: float, ids: list[int]) -> int:
+        """A dataset's id; its schema fields, field tags and kept facets written (latest by eventTime)."""
+        index, schema, field_tags, updates = plan
+        dataset_id = ids[index]
+        if schema:
+            self._schema_fields(dataset_id, schema)
+        if field_tags:
+            field_ids = [self.field_id(dataset_id, field_name) for field_name, _, _ in field_tags]
+            self._flush_fields()  # the UPDATEs below must see rows still queued
+            for (_, items, pii), field_id in zip(field_tags, field_ids):
+                self.db.execute(
+                    "UPDATE fields SET tags = ?, pii = ?, tags_time = ? WHERE id = ? AND (tags_time IS NULL OR tags_time <= ?)",
+                    (items, pii, when, field_id, when))
+        if updates:
+            for column, value in updates:
+                # latest by eventTime: an older event arriving late leaves the newer facet alone
+                time_column = "owners_time" if column == "owners" else f"{column.split('_')[0]}_time"
+                self.db.execute(
+                    f"UPDATE datasets SET {column} = ?, {time_column} = ? "
+                    f"WHERE id = ? AND ({time_column} IS NULL OR {time_column} <= ?)",
+                    (value, when, dataset_id, when))
         return dataset_id
 
-    def _store_tags(self, dataset_id: int, tags: list, when: float) -> list[dict]:
-        """Field tags go on the field (pii = a `pii` tag with a true value); dataset tags are returned."""
-        dataset_tags: list[dict] = []
-        by_field: dict[str, list[dict]] = {}
-        for tag in tags:
-            if not isinstance(tag, dict) or not isinstance(tag.get("key"), str):
-                continue
-            item = {"key": tag["key"], "value": str(tag.get("value", ""))}
-            if isinstance(tag.get("field"), str) and tag["field"]:
-                by_field.setdefault(tag["field"], []).append(item)
-            else:
-                dataset_tags.append(item)
-        if by_field:
-            field_ids = {name: self.field_id(dataset_id, name) for name in by_field}
-            self._flush_fields()  # the UPDATE below must see rows still queued
-        for name, items in by_field.items():
-            pii = int(any(t["key"].lower() == "pii" and t["value"].lower() in ("true", "1", "yes") for t in items))
-            self.db.execute(
-                "UPDATE fields SET tags = ?, pii = ?, tags_time = ? WHERE id = ? AND (tags_time IS NULL OR tags_time <= ?)",
-                (json.dumps(items), pii, when, field_ids[name], when))
-        return dataset_tags
-
-    def _store_column_lineage(self, lineage: dict, job_id: int, dataset_id: int) -> None:
+    def _apply_column_lineage(self, lineage: tuple, job_id: int, dataset_id: int, ids: list[int]) -> None:
         rows = self._rows
         rows["column_lineage"].append((job_id, dataset_id))
-        # The hot loop of a bulk ingest: cached ids are read inline, the methods only run on a miss.
-        fields_ids, datasets_ids, field_id, dataset_id_of = self._field_ids, self._dataset_ids, self.field_id, self.dataset_id
+        # The hot loop of a bulk ingest: cached ids are read inline, the method only runs on a miss.
+        fields_ids, field_id = self._field_ids, self.field_id
         edges = rows["field_edges"]
-        for out_name, spec in (lineage.get("fields") or {}).items():
+        out_fields, dataset_inputs = lineage
+        for out_name, items in out_fields:
             dst = fields_ids.get((dataset_id, out_name)) or field_id(dataset_id, out_name)
-            for item in spec.get("inputFields") or ():
-                key = (item["namespace"], item["name"])
-                src_dataset = datasets_ids.get(key) or dataset_id_of(*key)
-                key = (src_dataset, item["field"])
-                src = fields_ids.get(key) or field_id(*key)
-                transformations = item.get("transformations")
-                if transformations and len(transformations) == 1:
-                    kind, sub = transformations[0].get("type"), transformations[0].get("subtype")
-                    if type(kind) is str and type(sub) is str:
-                        edges.append((src, dst, job_id, kind.upper(), sub.upper()))
-                        continue
-                for kind, sub in _edge_kinds(item):
+            for index, field_name, kinds in items:
+                src_dataset = ids[index]
+                src = fields_ids.get((src_dataset, field_name)) or field_id(src_dataset, field_name)
+                for kind, sub in kinds:
                     edges.append((src, dst, job_id, kind, sub))
         deps = rows["dataset_deps"]
-        for item in lineage.get("dataset") or ():
-            src = field_id(dataset_id_of(item["namespace"], item["name"]), item["field"])
-            for kind, sub in _edge_kinds(item):
+        for index, field_name, kinds in dataset_inputs:
+            src = field_id(ids[index], field_name)
+            for kind, sub in kinds:
                 deps.append((src, dataset_id, job_id, kind, sub))
 
     # -- contracts ---------------------------------------------------------
@@ -1048,3 +1272,42 @@ def _read_events(path: Path, handle: Any) -> Iterator[tuple[str, Any, bytes | No
         line = line.strip()
         if line:
             yield f"{path}:{number}", None, line
+
+
+def _prepare_lines(path: str, size: int) -> None:
+    """The parser process of a parallel ingest: every non-blank line of a JSONL file, in order, as
+    (line number, digest, plan or skip reason), written to stdout in marshalled frames of `size` lines;
+    an end frame closes it, an error frame carries a one-line message. A full pipe blocks it."""
+    out = sys.stdout.buffer
+    gc.disable()  # see _gc_paused; this process only builds acyclic tuples and exits
+    try:
+        import fcntl  # a bigger pipe lets the parser run a chunk or two ahead (Linux; best effort)
+
+        fcntl.fcntl(out.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+    except (ImportError, OSError):
+        pass
+    try:
+        items: list[tuple[int, bytes, Any]] = []
+        with open(path, "rb") as handle:
+            for number, line in enumerate(handle, 1):
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    event = _parse_line(line)
+                    plan: Any = _plan_event(event, validate_event(event))
+                except MalformedEvent as exc:
+                    plan = str(exc)
+                items.append((number, blake2b(line, digest_size=16).digest(), plan))
+                if len(items) >= size:
+                    data = marshal.dumps(items)
+                    out.write(_FRAME.pack(b"D", len(data)) + data)
+                    items = []
+        if items:
+            data = marshal.dumps(items)
+            out.write(_FRAME.pack(b"D", len(data)) + data)
+        out.write(_FRAME.pack(b"Z", 0))
+    except Exception as exc:  # noqa: BLE001 - sent to the writer, which raises it as one line
+        message = f"lineage parser failed: {type(exc).__name__}: {exc}".encode()
+        out.write(_FRAME.pack(b"E", len(message)) + message)
+    out.flush()

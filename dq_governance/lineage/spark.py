@@ -256,9 +256,26 @@ def spark_session(
     builder = SparkSession.builder.appName(app_name)
     if master:
         builder = builder.master(master)
+    conf = _with_driver_defaults(conf)
     builder, _ = configure(builder, lineage=lineage, contract=contract, listener=listener, enrich=enrich,
                            parent_run_id=parent_run_id, parent_job=parent_job, conf=conf)
     return builder.getOrCreate()
+
+
+# The listener reflects into java.security on Java 17 (it logs a stack trace without this opening).
+_DRIVER_JAVA_OPTIONS = "--add-opens=java.base/java.security=ALL-UNNAMED"
+_QUIET_LOG4J = Path(__file__).with_name("log4j2-quiet.properties")
+
+
+def _with_driver_defaults(conf: dict[str, Any]) -> dict[str, Any]:
+    """Driver JVM options every dqgov session needs; the caller's own options are kept and extended."""
+    conf = dict(conf)
+    options = [conf.get("spark.driver.extraJavaOptions", ""), _DRIVER_JAVA_OPTIONS]
+    if conf.pop("quiet", True) and "log4j2.configurationFile" not in options[0]:
+        options.append(f"-Dlog4j2.configurationFile={_QUIET_LOG4J.as_uri()}")
+    conf["spark.driver.extraJavaOptions"] = " ".join(o for o in options if o)
+    conf.setdefault("spark.ui.showConsoleProgress", "false")
+    return conf
 
 
 def application_run_id(spark: Any) -> str | None:

@@ -24,8 +24,8 @@ DEFAULT_SHOW_LAST = 4
 #: letters and digits of any script are the "classed" characters a mask hides; punctuation stays
 CLASSED = r"[\p{L}\p{N}]"
 NOT_CLASSED = r"[^\p{L}\p{N}]"
-#: tokenize draws one digest byte per classed character; 64 bytes = HMAC || SHA-256(HMAC)
-TOKEN_BYTES = 64
+#: tokenize draws one digest byte per classed character, cycling over the 32 HMAC bytes
+TOKEN_BYTES = 32
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,8 @@ def normalise(col: Column, fmt: str | None) -> Column:
 
 def hmac_hex(value: Column, ipad: Column, opad: Column) -> Column:
     """Hex HMAC-SHA-256 of a string column under the key whose pads are given as columns."""
-    inner = F.sha2(F.concat(ipad, F.encode(value, "UTF-8")), 256)
+    # a Spark string is already UTF-8: the cast copies its bytes (encode() re-encodes through Java)
+    inner = F.sha2(F.concat(ipad, value.cast("binary")), 256)
     return F.sha2(F.concat(opad, F.unhex(inner)), 256)
 
 
@@ -94,36 +95,40 @@ def mask_hmac(col: Column, spec: MaskingSpec, ctx: MaskContext) -> Column:
     return F.base64(F.unhex(digest)) if spec.encoding == "base64" else digest
 
 
+def _token_char(ch: Column, byte: Column) -> Column:
+    """One letter or digit replaced by a digest byte in the same class (digit, upper, lower)."""
+    value = F.ascii(byte)
+    is_digit = (ch >= F.lit("0")) & (ch <= F.lit("9"))
+    is_upper = (ch == F.upper(ch)) & (ch != F.lower(ch))
+    return (
+        F.when(is_digit, F.char(F.lit(48) + value % 10))
+        .when(is_upper, F.char(F.lit(65) + value % 26))
+        .otherwise(F.char(F.lit(97) + value % 26))
+    )
+
+
 def mask_tokenize(col: Column, spec: MaskingSpec, ctx: MaskContext) -> Column:
     """HMAC bytes reshaped to the original: digits stay digits, letters keep case, punctuation stays.
 
-    The n-th letter or digit counted from the right takes the n-th digest byte, so `529.982.247-25`
+    The n-th letter or digit counted from the right takes digest byte n (mod 32), so `529.982.247-25`
     and `52998224725` (same normalised CPF), or a phone with and without `+55`, share their digits.
-    Built from two array passes (no per-character regex): map the letters and digits, then
-    interleave them with the punctuation runs that `split` leaves between them.
+    Per-row values enter the lambdas only as their input arrays: Spark re-evaluates any outer
+    expression a lambda body references once per element, which made a first version 40x slower.
     """
     ipad, opad = _keyed(ctx)
     digest = hmac_hex(normalise(col, ctx.format), ipad, opad)
-    # 64 digest bytes as a latin-1 string: ascii() of one character is one byte 0-255
-    stream = F.decode(F.unhex(F.concat(digest, F.sha2(F.unhex(digest), 256))), "ISO-8859-1")
     shape = F.trim(col.cast("string"))
-    classed = F.regexp_replace(shape, NOT_CLASSED, "")
-    count = F.length(classed)
-
-    def one(ch: Column, j: Column) -> Column:
-        byte = F.ascii(F.substring(stream, F.pmod(count - j - F.lit(1), F.lit(TOKEN_BYTES)) + 1, F.lit(1)))
-        is_digit = (ch >= F.lit("0")) & (ch <= F.lit("9"))
-        is_upper = (ch == F.upper(ch)) & (ch != F.lower(ch))
-        return (
-            F.when(is_digit, F.char(F.lit(48) + byte % 10))
-            .when(is_upper, F.char(F.lit(65) + byte % 26))
-            .otherwise(F.char(F.lit(97) + byte % 26))
-        )
-
-    mapped = F.transform(F.split(classed, ""), one)
+    stripped = F.regexp_replace(shape, NOT_CLASSED, "")
+    # split('', '') is [''], not []: a value without letters or digits keeps its punctuation only
+    classed = F.when(F.length(stripped) > 0, F.split(stripped, "")).otherwise(F.array().cast("array<string>"))
+    # the digest's bytes as latin-1 characters (ascii() of each is the byte), cycled and reversed so
+    # that element j belongs to the j-th classed character from the left
+    stream = F.split(F.decode(F.unhex(digest), "ISO-8859-1"), "")
+    cycled = F.flatten(F.array_repeat(stream, F.ceil(F.size(classed) / F.lit(TOKEN_BYTES)).cast("int")))
+    bytes_for = F.reverse(F.slice(cycled, 1, F.size(classed)))
+    mapped = F.zip_with(classed, bytes_for, _token_char)
     gaps = F.split(shape, CLASSED, -1)  # the punctuation before, between and after the classed chars
-    token = F.array_join(F.zip_with(gaps, mapped, lambda gap, ch: F.concat(gap, F.coalesce(ch, F.lit("")))), "")
-    return F.when(digest.isNotNull(), token)
+    return F.array_join(F.zip_with(gaps, mapped, lambda gap, ch: F.concat(gap, F.coalesce(ch, F.lit("")))), "")
 
 
 # --------------------------------------------------------------------------- unkeyed methods
