@@ -133,7 +133,11 @@ def profile(df: DataFrame, *, source: str = "", approx_distinct: bool | None = N
         is_text = isinstance(dtype, T.StringType)
         text = F.when(F.trim(raw) != "", F.trim(raw)) if is_text else raw.cast("string")
         add("present", F.count(text))
-        add("distinct", F.approx_count_distinct(text, 0.02) if approx_distinct else F.count_distinct(text))
+        # Exact distinct = size(collect_set): count_distinct would make Spark rewrite the whole agg through
+        # Expand, giving every distinct value its own buffer of every other aggregate (quantile sketches
+        # included), which is orders of magnitude slower. Identical collect_set expressions are computed once.
+        values = F.collect_set(text if not approx_distinct else F.when(F.length(text) <= MAX_VALUE_LENGTH, text))
+        add("distinct", F.approx_count_distinct(text, 0.02) if approx_distinct else F.size(values))
         if is_text:
             add("long", F.count_if(text.rlike(_INTEGER) & text.try_cast("long").isNotNull()))
             add("decimal", F.count_if(text.rlike(_PLAIN_NUMBER)))
@@ -148,7 +152,7 @@ def profile(df: DataFrame, *, source: str = "", approx_distinct: bool | None = N
             shape = _shape(text)
             add("shapes", F.approx_count_distinct(shape, 0.02))
             add("shape", F.mode(shape))
-            add("values", F.array_sort(F.collect_set(F.when(F.length(text) <= MAX_VALUE_LENGTH, text))))
+            add("values", F.when(F.size(values) <= MAX_ALLOWED_VALUES, F.array_sort(values)))
             for det in detect.DETECTORS:
                 if det.values is not None:
                     add(f"hit:{det.pii_type}", F.count_if(det.values(text)))

@@ -455,8 +455,9 @@ def _edge_kinds(item: dict) -> tuple[tuple[str, str], ...] | list[tuple[str, str
 # --------------------------------------------------------------------------- event plans
 # An event's writes as plain tuples of str/float/None, with no ids and no database: built from a validated
 # event by _plan_event (in this process, or in the parser process of a parallel ingest, which sends them
-# marshalled), and written by LineageGraph._apply, which resolves ids in the event's order. Both ingest
-# paths go through the same two steps, so they store the same rows.
+# marshalled), and written by LineageGraph._apply_plans: the datasets and jobs of a chunk's plans get their
+# ids first (numbered in order of first appearance), then each plan is applied in order (fields numbered as
+# met). Both ingest paths go through the same two steps, so they store the same rows, ids included.
 #   DatasetEvent: (when, dataset, keys)
 #   RunEvent / JobEvent: (when, job namespace, job name, job owners JSON | None, run | None, inputs, outputs, keys)
 #   keys: the (namespace, name) of every dataset the event names, in order of first appearance; a dataset
@@ -787,7 +788,7 @@ class LineageGraph:
             if path.suffix != ".json":
                 if parallel is None:
                     parallel = (os.cpu_count() or 1) > 1 and os.fstat(handle.fileno()).st_size >= _PARALLEL_MIN_BYTES
-                if parallel:
+                if parallel and sys.executable:  # an embedded interpreter has no executable to start: serial
                     return self._ingest_parallel(path)
             return self._ingest(_read_events(path, handle), _BATCH)
 
@@ -834,6 +835,8 @@ class LineageGraph:
                     break
                 if kind == b"E":
                     raise InputDataError(f"{path}: {payload.decode()}")
+                if kind != b"D" or len(payload) != length:
+                    raise InputDataError(f"{path}: unexpected output from the lineage parser process")
                 items = marshal.loads(payload)
                 self._apply_chunk(path, items, stats)
                 pending += len(items)
