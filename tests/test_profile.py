@@ -106,6 +106,10 @@ def test_cli_writes_the_draft_and_reports_bad_input(spark, tmp_path, capsys):
     text = approx.read_text()
     assert "distinct counts approximate (HyperLogLog, 2% error)" in text
     assert "unique: true  # 6 distinct (approx.) values in 6 rows" in text
+    sampled = tmp_path / "sampled.yaml"
+    assert main(["profile", "--input", str(SEED), "--sample-fraction", "0.5", "-o", str(sampled)]) == 0
+    capsys.readouterr()
+    assert f"from {SEED} (a 50% sample)." in sampled.read_text() and lint_path(sampled) == []
     assert main(["profile", "--input", str(tmp_path / "missing.csv")]) == 2
     assert capsys.readouterr().err.strip() == f"dqgov: error: {tmp_path / 'missing.csv'}: no such file or directory"
     odd = tmp_path / "data.bin"

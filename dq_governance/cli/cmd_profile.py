@@ -11,6 +11,7 @@ from dq_governance.cli.app import cli
 from dq_governance.errors import ConfigError, InputDataError
 
 FORMATS = ("csv", "parquet", "json")
+SAMPLE_SEED = 20_261_129
 
 
 @cli.command("profile")
@@ -20,8 +21,10 @@ FORMATS = ("csv", "parquet", "json")
 @click.option("--name", help="Contract and dataset name (default: the input file's stem).")
 @click.option("--approx/--exact", "approx", default=None,
               help="Distinct counts by HyperLogLog or exactly (default: exact unless the input is large).")
+@click.option("--sample-fraction", type=click.FloatRange(0, 1, min_open=True), default=None,
+              help="Profile a deterministic sample of this fraction of the rows (evidence then says so).")
 def profile_command(input_path: str, input_format: str | None, output: str | None, name: str | None,
-                    approx: bool | None) -> int:
+                    approx: bool | None, sample_fraction: float | None) -> int:
     """Profile INPUT and draft a native contract: types, nulls, uniqueness, domains, ranges, formats, PII."""
     from dq_governance.cli.cmd_check import _read
     from dq_governance.profile import draft_contract, profile
@@ -34,7 +37,11 @@ def profile_command(input_path: str, input_format: str | None, output: str | Non
     spark, owned = _session()
     try:
         df = _read(spark, fmt, input_path)
-        text = draft_contract(profile(df, source=input_path, approx_distinct=approx), name=stem,
+        described = input_path
+        if sample_fraction is not None and sample_fraction < 1:
+            df = df.sample(withReplacement=False, fraction=sample_fraction, seed=SAMPLE_SEED)
+            described = f"{input_path} (a {sample_fraction:.0%} sample)"
+        text = draft_contract(profile(df, source=described, approx_distinct=approx), name=stem,
                               path=input_path, fmt=fmt)
     finally:
         if owned:
