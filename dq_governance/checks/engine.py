@@ -6,9 +6,9 @@ Plan of one run:
    and one left join per foreign key;
 3. ONE Spark job over the input for every row condition, every per-rule count and every dataset metric:
    - mode "counts": a single `agg` of count_if conditions and metric aggregates;
-   - mode "split": the annotated frame (`_dq_errors`, `_dq_warnings`) is persisted, and the same
-     aggregates ride on building that cache through `observe()`, so caching and measuring are one
-     job; valid and quarantine outputs then read the cache, never the input again;
+   - mode "split": the annotated frame (`_dq_errors`, `_dq_warnings`) is persisted and the same `agg`
+     runs on top of it, so building the cache and measuring are one job; valid and quarantine
+     outputs then read the cache, never the input again;
 4. `sql` and `reconcile` rules run their own query (over the typed data / the source), one per rule.
 
 Who unpersists: the caller, through `CheckResult.release()` (publish does it after writing).
@@ -24,7 +24,7 @@ from functools import reduce
 from typing import Any, Sequence
 
 from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame, Observation, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, DateType, NumericType, StringType, StructType, TimestampNTZType, TimestampType
 
@@ -327,9 +327,8 @@ def evaluate(
         for index, rule, _v in row_rules:
             add(f"v{index}", F.count_if(F.array_contains(q(ERRORS_COL if blocks(rule) else WARNINGS_COL), rule.name)))
         add("valid", F.count_if(F.size(q(ERRORS_COL)) == 0))
-        # The metrics ride on building the cache (observe), so nothing reads the rows back to measure them.
-        observation = Observation(f"dq_{ctx.run_tag}")
-        full = full.observe(observation, *[column.alias(f"m{i}") for i, column in enumerate(aggs)])
+        # One `agg` over the persisted frame builds the cache and measures in the same job. observe() riding on
+        # the cache build was tried: with 40 rules on 2M rows it took 95 s against 26 s for this agg.
         measured_frame = full.persist(StorageLevel.MEMORY_AND_DISK_DESER)
     else:
         # Each condition becomes a column once, so its count and the validity test share one evaluation.
@@ -343,12 +342,7 @@ def evaluate(
         cached.append(measured_frame)
     try:
         try:  # THE pass over the input: every count and metric (and in split mode the cache)
-            if mode == "split":
-                measured_frame.count()
-                observed = observation.get
-                row = [observed[f"m{i}"] for i in range(len(aggs))]
-            else:
-                row = measured_frame.agg(*aggs).collect()[0]
+            row = measured_frame.agg(*aggs).collect()[0]
         except Exception as exc:
             raise InputDataError(f"checking {source or contract.name} failed: {_first_line(exc)}") from None
         finally:
