@@ -25,14 +25,14 @@ def spark_for(app_name: str, *, delta: bool) -> tuple[Any, bool]:
     active = SparkSession.getActiveSession()
     if active is not None:
         return active, False
-    builder = SparkSession.builder.appName(app_name).config("spark.ui.enabled", "false")
-    builder = builder.config("spark.sql.session.timeZone", "UTC").config("spark.ui.showConsoleProgress", "false")
+    from dq_governance.lineage.spark import spark_session
+
+    conf = {"spark.ui.enabled": "false", "spark.sql.session.timeZone": "UTC"}
     if delta:
         from dq_governance.cli.cmd_check import _delta_conf
 
-        for key, value in _delta_conf().items():
-            builder = builder.config(key, value)
-    session = builder.getOrCreate()
+        conf.update(_delta_conf())
+    session = spark_session(app_name, listener=False, **conf)
     session.sparkContext.setLogLevel("ERROR")
     return session, True
 
