@@ -9,6 +9,8 @@ carries a shortest path; `depth` caps the number of job hops.
 
 from __future__ import annotations
 
+import os
+
 import html
 import json
 from dataclasses import asdict, dataclass, field
@@ -119,6 +121,9 @@ def resolve_target(graph: LineageGraph, text: str, namespace: str | None = None)
     for cut in range(len(parts), 0, -1):
         name = ".".join(parts[:cut])
         found = graph.find_datasets(name, namespace)
+        if not found and "/" in name and os.path.exists(name):
+            # Spark and our emitter name local files by absolute path; accept the relative one too.
+            found = graph.find_datasets(os.path.abspath(name), namespace)
         if not found:
             continue
         if len(found) > 1:

@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from dq_governance.publish.staging import STAGING_REMOVE_PATTERN
 from dq_governance.errors import ConfigError
 from dq_governance.lineage import emit
 from dq_governance.lineage import facets as F
@@ -149,7 +150,9 @@ def listener_settings(
     """Every conf key that turns the listener on for one application (no session is created)."""
     namespace = F.job_namespace(contract)
     out = {"spark.extraListeners": LISTENER_CLASS, "spark.openlineage.namespace": namespace,
-           "spark.redaction.regex": REDACTION_REGEX}
+           "spark.redaction.regex": REDACTION_REGEX,
+           # our staged writes are reported under their final target's name
+           "spark.openlineage.dataset.removePath.pattern": STAGING_REMOVE_PATTERN}
     if packages:
         out["spark.jars.packages"] = MAVEN_COORDINATES
     elif jar:

@@ -1,7 +1,9 @@
 """Staging, then promotion: outputs are fully written beside the target before the target is touched.
 
-`stage()` materialises a DataFrame as parquet in a hidden directory next to the target
-(`<parent>/.<name>.__staging__<run_id>`) and counts what landed. `StagedWrite.promote()` moves it
+`stage()` materialises a DataFrame as parquet in a hidden per-run directory next to the target
+(`<parent>/.dqgov-staging-<run_id>/<name>`) and counts what landed. Removing the path segment
+`/.dqgov-staging-<run_id>` gives the target, so the OpenLineage Spark listener names the staged write as
+the target itself (`publish.staging.STAGING_REMOVE_PATTERN`, set by `dq_governance.lineage.spark`). `StagedWrite.promote()` moves it
 into place, only after the gate passed; `discard()` deletes it, leaving the target as it was.
 
 Promotion by format and mode:
@@ -21,6 +23,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from dq_governance.errors import ConfigError, InputDataError
+from dq_governance.publish.staging import STAGING_PREFIX, staged_path
 
 FORMATS = ("parquet", "delta", "table")
 MODES = ("overwrite", "append", "merge", "replace_partitions")
@@ -85,6 +88,9 @@ class _Fs:
         if not self._fs.rename(self._p(src), self._p(dst)):
             raise ConfigError(f"cannot move {src} to {dst}")
 
+    def is_empty(self, path: str) -> bool:
+        return self.exists(path) and len(self._fs.listStatus(self._p(path))) == 0
+
     def children(self, path: str) -> list[tuple[str, bool]]:
         """(name, is_dir) of visible children, by Spark's rule: `_x` and `.x` are hidden, `_k=v` is not."""
         if not self.exists(path):
@@ -113,7 +119,7 @@ def staging_location(spark: SparkSession, output: Output, run_id: str) -> str:
     if output.format == "table":
         warehouse = spark.conf.get("spark.sql.warehouse.dir", "spark-warehouse")
         return _join(warehouse, f".{output.location}.__staging__{run_id}")
-    return _beside(output.location, "staging", run_id)
+    return staged_path(output.location, run_id)
 
 
 @dataclass
@@ -139,6 +145,9 @@ class StagedWrite:
         """Delete the staging data; the target is not touched."""
         fs = _Fs(self.spark, self.staging)
         fs.delete(self.staging)
+        holder = self.staging.rpartition("/")[0]
+        if holder.rpartition("/")[2].startswith(STAGING_PREFIX) and fs.is_empty(holder):
+            fs.delete(holder)
 
     def staged_frame(self) -> DataFrame:
         """The staged rows, read back with the schema they were written with."""
