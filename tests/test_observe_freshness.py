@@ -55,7 +55,7 @@ def test_freshness_rule_on_a_fixed_clock(spark):
 @pytest.mark.spark
 def test_service_level_freshness_on_the_seed_contract(spark, repo):
     from dq_governance.checks.engine import evaluate
-    from dq_governance.cli.cmd_check import _read
+    from dq_governance.cli.inputs import read_frame as _read
     from dq_governance.contracts.load import load_contract
 
     contract = load_contract(repo / "contracts" / "orders.yaml")

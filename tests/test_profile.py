@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from dq_governance.cli import main
-from dq_governance.cli.cmd_check import _read
+from dq_governance.cli.inputs import read_frame as _read
 from dq_governance.contracts.lint import lint_path
 from dq_governance.contracts.load import load_contract
 from dq_governance.profile import draft_contract, profile, suggest

@@ -15,11 +15,10 @@ from typing import Any
 import click
 
 from dq_governance.cli.app import cli
+from dq_governance.cli.inputs import INPUT_FORMATS, delta_conf, guess_format, read_frame
 from dq_governance.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, InputDataError
 
 log = logging.getLogger(__name__)
-INPUT_FORMATS = ("csv", "parquet", "json", "delta", "table")
-TEXT_FORMATS = ("csv", "json")
 
 
 def _uuid(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -74,7 +73,7 @@ def check_command(
     source = input_path or contract.dataset.path or contract.dataset.table
     if not source:
         raise InputDataError(f"{contract_path}: no --input given and the contract names no dataset.path or table")
-    fmt = input_format or _guess_format(source, contract.dataset.format, is_table=not input_path and not contract.dataset.path)
+    fmt = input_format or guess_format(source, contract.dataset.format, is_table=not input_path and not contract.dataset.path)
     if fmt != "table" and "://" not in source and not Path(source).exists():
         raise InputDataError(f"{source}: no such file or directory")
     keys = [k.strip() for k in (merge_keys or "").split(",") if k.strip()]
@@ -97,7 +96,7 @@ def check_command(
     spark, owned = _session(contract, lineage, listener=not no_listener, parent_run_id=parent_run_id,
                             parent_job=parent_job, delta="delta" in (fmt, output_format))
     try:
-        df = _read(spark, fmt, source)
+        df = read_frame(spark, fmt, source)
         result = run(
             df, contract, target=output, quarantine=quarantine, report=report, mode=mode, format=output_format,
             merge_keys=keys, mask=not no_mask, lineage=lineage, lineage_strict=lineage_strict,
@@ -140,42 +139,6 @@ def _local(location: str, fmt: str) -> str:
     return str(Path(location).resolve())
 
 
-def _guess_format(source: str, declared: str | None, *, is_table: bool) -> str:
-    if is_table:
-        return "table"
-    suffix = Path(source).suffix.lower().lstrip(".")
-    if suffix in ("csv", "json", "parquet"):
-        return suffix
-    if suffix in ("jsonl", "ndjson"):
-        return "json"
-    if declared in INPUT_FORMATS:
-        return declared
-    if Path(source, "_delta_log").is_dir():
-        return "delta"
-    return "parquet" if Path(source).is_dir() else "csv"
-
-
-def _read(spark: Any, fmt: str, source: str) -> Any:
-    """The input DataFrame; text formats read every column as a string (the contract casts them)."""
-    try:
-        if fmt == "csv":
-            return spark.read.option("header", True).option("mode", "PERMISSIVE").csv(source)
-        if fmt == "json":
-            return spark.read.option("primitivesAsString", True).json(source)
-        if fmt == "table":
-            if not spark.catalog.tableExists(source):
-                raise InputDataError(f"table {source} does not exist")
-            return spark.table(source)
-        if fmt == "delta":
-            return spark.read.format("delta").load(source)
-        return spark.read.parquet(source)
-    except InputDataError:
-        raise
-    except Exception as exc:  # Spark's AnalysisException and friends: one line, no trace
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputDataError(f"{source}: cannot read as {fmt}: {first}") from None
-
-
 def _session(contract: Any, lineage: str | None, *, listener: bool, parent_run_id: str | None,
              parent_job: str | None, delta: bool) -> tuple[Any, bool]:
     """The Spark session (with the OpenLineage listener when available) and whether this command owns it."""
@@ -189,26 +152,11 @@ def _session(contract: Any, lineage: str | None, *, listener: bool, parent_run_i
     conf = {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
             "spark.sql.shuffle.partitions": str(max(2, 2 * (os.cpu_count() or 1)))}
     if delta:
-        conf.update(_delta_conf())
+        conf.update(delta_conf())
     session = spark_session("dqgov-check", lineage=lineage, contract=contract, listener=listener,
                             parent_run_id=parent_run_id, parent_job=parent_job, **conf)
     session.sparkContext.setLogLevel("ERROR")
     return session, True
-
-
-def _delta_conf() -> dict[str, str]:
-    """Session settings for Delta: the delta-spark jar matching the installed pip package."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        delta_version = version("delta-spark")
-    except PackageNotFoundError:
-        raise ConfigError("Delta needs the delta-spark package: pip install 'dq-governance[delta]'") from None
-    return {
-        "spark.jars.packages": f"io.delta:delta-spark_2.13:{delta_version}",
-        "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
-        "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
-    }
 
 
 def render_summary(result: Any, *, report: str | None = None) -> str:

@@ -12,9 +12,9 @@ from typing import Any
 import click
 
 from dq_governance.cli.app import cli
+from dq_governance.cli.inputs import INPUT_FORMATS
 from dq_governance.errors import ConfigError, InputDataError
 
-INPUT_FORMATS = ("csv", "parquet", "json", "delta", "table")
 OUTPUT_FORMATS = ("parquet", "delta", "json", "csv")
 
 
@@ -29,9 +29,9 @@ def spark_for(app_name: str, *, delta: bool) -> tuple[Any, bool]:
 
     conf = {"spark.ui.enabled": "false", "spark.sql.session.timeZone": "UTC"}
     if delta:
-        from dq_governance.cli.cmd_check import _delta_conf
+        from dq_governance.cli.inputs import delta_conf
 
-        conf.update(_delta_conf())
+        conf.update(delta_conf())
     session = spark_session(app_name, listener=False, **conf)
     session.sparkContext.setLogLevel("ERROR")
     return session, True
@@ -39,12 +39,12 @@ def spark_for(app_name: str, *, delta: bool) -> tuple[Any, bool]:
 
 def read_input(spark: Any, source: str, fmt: str | None, declared: str | None = None) -> Any:
     """Read PATH (or a table) like `dqgov check` does: text formats as strings, one-line errors."""
-    from dq_governance.cli.cmd_check import _guess_format, _read
+    from dq_governance.cli.inputs import guess_format, read_frame
 
-    fmt = fmt or _guess_format(source, declared, is_table=False)
+    fmt = fmt or guess_format(source, declared, is_table=False)
     if fmt != "table" and "://" not in source and not Path(source).exists():
         raise InputDataError(f"{source}: no such file or directory")
-    return _read(spark, fmt, source)
+    return read_frame(spark, fmt, source)
 
 
 def error_class(exc: BaseException) -> str:

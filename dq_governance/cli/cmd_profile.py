@@ -26,7 +26,7 @@ SAMPLE_SEED = 20_261_129
 def profile_command(input_path: str, input_format: str | None, output: str | None, name: str | None,
                     approx: bool | None, sample_fraction: float | None) -> int:
     """Profile INPUT and draft a native contract: types, nulls, uniqueness, domains, ranges, formats, PII."""
-    from dq_governance.cli.cmd_check import _read
+    from dq_governance.cli.inputs import read_frame
     from dq_governance.profile import draft_contract, profile
 
     source = Path(input_path)
@@ -36,7 +36,7 @@ def profile_command(input_path: str, input_format: str | None, output: str | Non
     stem = name or re.sub(r"[^A-Za-z0-9_]+", "_", source.stem).strip("_") or "dataset"
     spark, owned = _session()
     try:
-        df = _read(spark, fmt, input_path)
+        df = read_frame(spark, fmt, input_path)
         described = input_path
         if sample_fraction is not None and sample_fraction < 1:
             df = df.sample(withReplacement=False, fraction=sample_fraction, seed=SAMPLE_SEED)

@@ -25,11 +25,11 @@ def report_command(history: str, pipeline: str | None, output: str, history_form
     if history_format == "delta":
         from pyspark.sql import SparkSession
 
-        from dq_governance.cli.cmd_check import _delta_conf
+        from dq_governance.cli.inputs import delta_conf
         from dq_governance.lineage.spark import spark_session
 
         owned = SparkSession.getActiveSession() is None
-        spark = spark_session("dqgov-report", listener=False, **{"spark.ui.enabled": "false", **_delta_conf()})
+        spark = spark_session("dqgov-report", listener=False, **{"spark.ui.enabled": "false", **delta_conf()})
     try:
         rows = read_history_rows(history, pipeline=pipeline, format=history_format, spark=spark)
     finally:

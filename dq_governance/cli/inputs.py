@@ -1,0 +1,63 @@
+"""Reading a command's input: format guessing, text formats as strings, Delta session settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from dq_governance.errors import ConfigError, InputDataError
+
+INPUT_FORMATS = ("csv", "parquet", "json", "delta", "table")
+
+
+def guess_format(source: str, declared: str | None, *, is_table: bool) -> str:
+    if is_table:
+        return "table"
+    suffix = Path(source).suffix.lower().lstrip(".")
+    if suffix in ("csv", "json", "parquet"):
+        return suffix
+    if suffix in ("jsonl", "ndjson"):
+        return "json"
+    if declared in INPUT_FORMATS:
+        return declared
+    if Path(source, "_delta_log").is_dir():
+        return "delta"
+    return "parquet" if Path(source).is_dir() else "csv"
+
+
+
+def read_frame(spark: Any, fmt: str, source: str) -> Any:
+    """The input DataFrame; text formats read every column as a string (the contract casts them)."""
+    try:
+        if fmt == "csv":
+            return spark.read.option("header", True).option("mode", "PERMISSIVE").csv(source)
+        if fmt == "json":
+            return spark.read.option("primitivesAsString", True).json(source)
+        if fmt == "table":
+            if not spark.catalog.tableExists(source):
+                raise InputDataError(f"table {source} does not exist")
+            return spark.table(source)
+        if fmt == "delta":
+            return spark.read.format("delta").load(source)
+        return spark.read.parquet(source)
+    except InputDataError:
+        raise
+    except Exception as exc:  # Spark's AnalysisException and friends: one line, no trace
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputDataError(f"{source}: cannot read as {fmt}: {first}") from None
+
+
+
+def delta_conf() -> dict[str, str]:
+    """Session settings for Delta: the delta-spark jar matching the installed pip package."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        delta_version = version("delta-spark")
+    except PackageNotFoundError:
+        raise ConfigError("Delta needs the delta-spark package: pip install 'dq-governance[delta]'") from None
+    return {
+        "spark.jars.packages": f"io.delta:delta-spark_2.13:{delta_version}",
+        "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+        "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+    }
