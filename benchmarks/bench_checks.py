@@ -197,7 +197,9 @@ def main() -> None:
         "rules_5x": max(out["scaling"]["rules_5x"]["ratio"]["counts"], out["scaling"]["rules_5x"]["ratio"]["split"])
         <= TARGETS["rules_5x"],
     }
-    print(json.dumps(out, indent=2))
+    if args.skip_rows_4x:  # not measured: say so in valid JSON (null), never as NaN
+        out["scaling"]["rows_4x"] = out["met"]["rows_4x"] = None
+    print(json.dumps(out, indent=2, allow_nan=False))
     spark.stop()
 
 
