@@ -274,7 +274,7 @@ def _with_driver_defaults(conf: dict[str, Any]) -> dict[str, Any]:
     """Driver JVM options every dqgov session needs; the caller's own options are kept and extended."""
     conf = dict(conf)
     options = [conf.get("spark.driver.extraJavaOptions", ""), _DRIVER_JAVA_OPTIONS]
-    if conf.pop("quiet", True) and "log4j2.configurationFile" not in options[0]:
+    if "log4j2.configurationFile" not in options[0]:  # the caller's own log config wins
         options.append(f"-Dlog4j2.configurationFile={_QUIET_LOG4J.as_uri()}")
     conf["spark.driver.extraJavaOptions"] = " ".join(o for o in options if o)
     conf.setdefault("spark.ui.showConsoleProgress", "false")
