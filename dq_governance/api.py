@@ -85,8 +85,12 @@ def run(
     source: str | None = None,
     raise_on_block: bool = True,
     contract_location: str | None = None,
+    failed_sample: int = 0,
 ) -> CheckResult:
-    """Check, route, mask, stage and (if the gate passes) publish; write the report; emit lineage."""
+    """Check, route, mask, stage and (if the gate passes) publish; write the report; emit lineage.
+
+    `failed_sample=N` keeps up to N invalid rows, masked like the outputs, in `result.failed_rows`.
+    """
     from dq_governance.publish import policy
     from dq_governance.publish.writer import Output
 
@@ -131,6 +135,8 @@ def run(
             from dq_governance.publish.report import write_report
 
             write_report(spark, result.report_rows(), report, format=report_format)
+        if failed_sample:  # read from the cache, before it is released
+            result.failed_rows = result.failed_sample(failed_sample)
     except Exception as exc:
         if emitter is not None:
             text = str(exc) if isinstance(exc, DqGovernanceError) else f"{type(exc).__name__}: {_first_line(exc)}"

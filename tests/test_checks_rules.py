@@ -253,3 +253,33 @@ def test_volume_without_and_with_history(spark):
     drop = run(spark, rows, "a long", fields, [rule], volume_history=[100, 102, 98, 101]).rule("vol")
     assert not drop.passed and drop.status == "failed"
     assert math.isclose(float(drop.message.split("robust z ")[1].rstrip(")")), 0.6745 * (100.5 - 10) / 1.0, rel_tol=1e-3)  # median 100.5, MAD 1
+
+
+PII_ROWS = [(1, "52998224725", "ana.souza@example.com", "CRIADO"), (2, "11144477735", "bia@exemplo.com.br", "PAGO"),
+            (3, "39053344705", "caio@example.org", "PAGO"), (4, None, "duda@example.com", "CANCELADO")]
+PII_SCHEMA = "id long, cpf string, contato string, status string"
+
+
+def test_pii_undeclared_flags_columns_not_marked_pii(spark):
+    fields = [{"name": "id", "type": "long"}, {"name": "cpf", "pii": True}, {"name": "contato"}, {"name": "status"}]
+    r = run(spark, PII_ROWS, PII_SCHEMA, fields, [{"type": "pii_undeclared"}])
+    rule = r.rule("pii_undeclared")
+    assert (rule.passed, rule.status, rule.metric_value, rule.failed_count) == (False, "failed", 1.0, None)
+    assert rule.message.startswith("1 column(s) look like PII but are not declared pii: true: contato (EMAIL_ADDRESS, confidence 1.00")
+    assert "100.0% of 4 sampled values match" in rule.message
+    assert "example" not in rule.message  # evidence is rates, never a value
+    assert rule.dimension == "consistency" and r.valid_rows == 4  # a dataset rule: no row is invalid
+    assert r.gate.publish is False and "pii_undeclared" in "; ".join(r.gate.reasons)
+
+
+def test_pii_undeclared_passes_when_declared_or_ignored(spark):
+    declared = [{"name": "id", "type": "long"}, {"name": "cpf", "pii": True}, {"name": "contato", "pii": True},
+                {"name": "status"}]
+    r = run(spark, PII_ROWS, PII_SCHEMA, declared, [{"type": "pii_undeclared"}])
+    assert (r.rule("pii_undeclared").passed, r.rule("pii_undeclared").metric_value) == (True, 0.0)
+    assert r.rule("pii_undeclared").message == "no undeclared PII in 4 sampled row(s)"
+    loose = [{"name": "id", "type": "long"}, {"name": "cpf"}, {"name": "contato"}, {"name": "status"}]
+    r = run(spark, PII_ROWS, PII_SCHEMA, loose, [{"type": "pii_undeclared", "ignore": ["CONTATO"], "severity": "warn"}])
+    rule = r.rule("pii_undeclared")
+    assert (rule.status, rule.metric_value) == ("warned", 1.0) and rule.message.endswith("column name matches)")
+    assert "cpf (BR_CPF, confidence 1.00; 100.0% of 3 sampled" in rule.message and r.gate.publish is True

@@ -108,6 +108,8 @@ def test_customers(spark, repo, mode):
         assert result.rule("nome_data_nascimento_duplicate_count").failed_count == 0
         assert result.rule("schema").passed and result.rule("volume_sla").passed
         assert result.rule("freshness_sla").passed
+        pii = result.rule("pii_undeclared")  # every PII-looking column is declared
+        assert (pii.status, pii.metric_value, pii.message) == ("passed", 0.0, "no undeclared PII in 7 sampled row(s)")
         assert not result.gate.passed  # 1/7 valid < 0.5
         if mode == "split":
             rows = {r["cliente_id"]: (r["_dq_errors"], r["_dq_warnings"]) for r in result.quarantine_df.collect()}

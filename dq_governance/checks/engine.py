@@ -81,7 +81,9 @@ class BuildContext:
     def __init__(self, spark: SparkSession, df: DataFrame, stage: DataFrame, fields: dict[str, _Field],
                  run_tag: str, volume_history: Sequence[int] | None):
         self.spark = spark
+        self.input_df = df  # as read (annotations of an earlier check dropped), for rules that scan it
         self.input_schema: StructType = df.schema
+        self.contract: Contract | None = None
         self.stage = stage
         self.fields = fields
         self.run_tag = run_tag
@@ -281,7 +283,7 @@ def evaluate(
 
     stage, fields = _stage(df, contract)
     ctx = BuildContext(spark, df, stage, fields, uuid.uuid4().hex[:12], volume_history)
-    ctx.now, ctx.previous_schema = now, previous_schema
+    ctx.now, ctx.previous_schema, ctx.contract = now, previous_schema, contract
     plans: list[tuple[Any, RulePlan, Column | None]] = []
     for rule in rules:
         plan = builder_for(rule.type)(rule, ctx)
@@ -399,6 +401,7 @@ def evaluate(
         pii_columns=contract.pii_columns(),
         cached=cached,
         input_schema={f.name: f.dataType.simpleString() for f in df.schema.fields},
+        contract=contract,
     )
     return result
 

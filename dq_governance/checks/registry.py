@@ -67,7 +67,7 @@ DEFAULT_DIMENSIONS: dict[str, str] = {
     "schema": "validity", "expression": "consistency", "sql": "consistency",
     "foreign_key": "integrity", "reconcile": "accuracy", "freshness": "timeliness",
     "avg": "accuracy", "sum": "accuracy", "min": "accuracy", "max": "accuracy", "stddev": "accuracy",
-    "schema_drift": "consistency",
+    "schema_drift": "consistency", "pii_undeclared": "consistency",
 }  # fmt: skip
 
 Builder = Callable[[Any, "BuildContext"], RulePlan]
@@ -449,6 +449,31 @@ def schema_drift(rule: Any, ctx: BuildContext) -> RulePlan:
         return outcome
 
     return RulePlan(finalize=finalize, expected=_expected_thresholds(rule) or "no schema change since the last run")
+
+
+@register("pii_undeclared")
+def pii_undeclared(rule: Any, ctx: BuildContext) -> RulePlan:
+    """Columns the PII scanner flags (values or names) that the contract does not mark `pii: true`.
+
+    The scan samples the input (`sample` rows, fixed seed) in jobs of its own, like `sql` and `reconcile`.
+    The message names columns, entities and match rates, never a value.
+    """
+
+    def finalize(m: Measured) -> Outcome:
+        from dq_governance.masking.detect import scan_pii
+        from dq_governance.masking.proposals import evidence, undeclared
+
+        report = scan_pii(ctx.input_df, sample_rows=rule.sample, min_confidence=rule.min_confidence)
+        ignored = {c.lower() for c in rule.ignore}
+        found = [f for f in undeclared(report.findings, ctx.contract) if f.column.lower() not in ignored]
+        if not found:
+            return Outcome(True, "passed", 0.0, None, f"no undeclared PII in {report.sampled_rows} sampled row(s)")
+        listed = "; ".join(f"{f.column} ({evidence(f)})" for f in found)
+        return Outcome(False, status_of(rule, False), float(len(found)), None,
+                       f"{len(found)} column(s) look like PII but are not declared pii: true: {listed}")
+
+    return RulePlan(finalize=finalize, expected=f"every column that looks like PII (confidence >= "
+                                                f"{rule.min_confidence}) is declared pii: true")
 
 
 # --------------------------------------------------------------------------- small helpers

@@ -94,6 +94,8 @@ class CheckResult:
     outputs: list[dict[str, Any]] = field(default_factory=list)  # what `run` wrote: kind, location, rows
     cached: list[Any] = field(default_factory=list, repr=False)  # DataFrames the engine persisted
     input_schema: dict[str, str] | None = None  # {column: Spark type} as read; the history keeps it for drift
+    contract: Any = field(default=None, repr=False)  # the Contract checked (masks for failed-row samples)
+    failed_rows: list[dict[str, Any]] = field(default_factory=list)  # masked sample kept by run(failed_sample=N)
 
     @property
     def quality_score(self) -> float | None:
@@ -109,6 +111,12 @@ class CheckResult:
         """Unpersist what the engine cached (annotated / valid / quarantine read it); safe to call twice."""
         while self.cached:
             self.cached.pop().unpersist()
+
+    def failed_sample(self, limit: int = 10, rule: str | None = None, keys: Any = None) -> list[dict[str, Any]]:
+        """Up to `limit` invalid rows (or rows failing `rule`) with `_dq_errors`, masked like published data."""
+        from dq_governance.checks.samples import failed_sample
+
+        return failed_sample(self, limit=limit, rule=rule, keys=keys)
 
     def rule(self, name: str) -> RuleResult:
         """A rule result by name; KeyError if absent."""

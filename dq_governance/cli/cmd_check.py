@@ -51,6 +51,8 @@ def _uuid(ctx: click.Context, param: click.Parameter, value: str | None) -> str 
 @click.option("--no-mask", is_flag=True, help="Publish PII columns unmasked (needs the next flag too).")
 @click.option("--i-know-this-publishes-unmasked-data", "unmasked_ok", is_flag=True,
               help="Confirm --no-mask.")
+@click.option("--show-failed", type=click.IntRange(min=0), default=0, metavar="N",
+              help="Show up to N invalid rows with their failed rules, masked like the outputs.")
 @click.option("--sync", "sync_catalog", type=click.Choice(("openmetadata", "datahub")),
               help="Push this run's contract and results to a catalog.")
 @click.option("--sync-url", help="Catalog URL (default: DQGOV_<CATALOG>_URL; none means a dry run).")
@@ -59,7 +61,7 @@ def check_command(
     contract_path: str, input_path: str | None, input_format: str | None, output: str | None, output_format: str,
     mode: str, merge_keys: str | None, quarantine: str | None, report: str | None, run_id: str | None,
     pipeline: str | None, as_json: bool, lineage: str | None, lineage_strict: bool, no_listener: bool,
-    parent_run_id: str | None, parent_job: str | None, no_mask: bool, unmasked_ok: bool,
+    parent_run_id: str | None, parent_job: str | None, no_mask: bool, unmasked_ok: bool, show_failed: int,
     sync_catalog: str | None, sync_url: str | None, sync_out: str | None,
 ) -> int:
     """Check CONTRACT's dataset; publish valid rows, quarantine invalid ones, append the report."""
@@ -101,7 +103,7 @@ def check_command(
             df, contract, target=output, quarantine=quarantine, report=report, mode=mode, format=output_format,
             merge_keys=keys, mask=not no_mask, lineage=lineage, lineage_strict=lineage_strict,
             parent_run_id=parent_run_id, parent_job=parent_job, run_id=run_id, pipeline=pipeline,
-            source=source, raise_on_block=False, contract_location=contract_path,
+            source=source, raise_on_block=False, contract_location=contract_path, failed_sample=show_failed,
         )
         if sync_catalog:
             _sync(sync_catalog, contract, result, url=sync_url,
@@ -109,6 +111,8 @@ def check_command(
         if as_json:
             summary = result.summary()
             summary.update({"masking": result.masking, "outputs": result.outputs, "report": report})
+            if show_failed:
+                summary["failed_sample"] = result.failed_rows
             click.echo(json.dumps(summary, default=str))
         else:
             click.echo(render_summary(result, report=report))
@@ -186,6 +190,10 @@ def render_summary(result: Any, *, report: str | None = None) -> str:
         lines.append(f"wrote {out['kind']}: {_shown(out['location'])} ({out['rows']} rows, {out['format']})")
     if report:
         lines.append(f"report: {_shown(report)}")
+    if result.failed_rows:
+        masked = "unmasked: masking disabled" if result.masking == "disabled" else "PII masked"
+        lines.append(f"failed rows (first {len(result.failed_rows)}, {masked}):")
+        lines += ["  " + json.dumps(row, default=str, ensure_ascii=False) for row in result.failed_rows]
     return "\n".join(lines)
 
 

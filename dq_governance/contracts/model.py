@@ -457,6 +457,15 @@ class SchemaDriftRule(_ThresholdMixin, _RuleBase):
     ignore_added: bool = False  # additive changes are compatible for most readers
 
 
+class PiiUndeclaredRule(_RuleBase):
+    """Columns whose values or names look like PII but are not declared `pii: true`; the metric is their count."""
+
+    type: Literal["pii_undeclared"]
+    min_confidence: float = Field(default=0.8, gt=0, le=1)
+    sample: int = Field(default=10_000, ge=1)  # rows scanned (deterministic sample)
+    ignore: list[str] = Field(default_factory=list)  # columns known not to be PII despite their look
+
+
 Rule = Annotated[
     Union[
         NotNullRule,
@@ -480,6 +489,7 @@ Rule = Annotated[
         ReconcileRule,
         VolumeRule,
         SchemaDriftRule,
+        PiiUndeclaredRule,
     ],
     Field(discriminator="type"),
 ]
@@ -488,7 +498,7 @@ RULE_TYPES: tuple[str, ...] = (
     "not_null", "unique", "range", "regex", "allowed_values", "format", "length", "type", "expression",
     "foreign_key", "row_count", "missing_count", "missing_percent", "invalid_count", "invalid_percent",
     "duplicate_count", "duplicate_percent", "avg", "sum", "min", "max", "stddev", "freshness", "schema",
-    "sql", "reconcile", "volume", "schema_drift",
+    "sql", "reconcile", "volume", "schema_drift", "pii_undeclared",
 )  # fmt: skip
 
 
