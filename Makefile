@@ -17,9 +17,10 @@ venv: $(VENV)/.installed
 java:
 	@scripts/ensure-java.sh
 
-# The main job on the embedded defaults: local Spark, local files, OpenLineage to a JSONL file.
+# The main job on the embedded defaults: local Spark, local files, OpenLineage to a JSONL file, the
+# OpenLineage Spark listener and our extension jar (its HMAC UDF masks PII columns).
 # The seed lab (orders) is meant to be blocked by its gate (exit 1); sales publishes. Exit 2 still fails make.
-demo: venv java
+demo: venv java listener-jar listener
 	$(DQGOV) lint contracts/*
 	@mkdir -p .dqgov && [ -s .dqgov/demo-masking.key ] || head -c 32 /dev/urandom > .dqgov/demo-masking.key
 	@echo "== dqgov check contracts/orders.yaml (the seed lab: the gate blocks, exit 1) =="

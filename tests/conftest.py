@@ -18,11 +18,20 @@ def repo() -> Path:
 
 @pytest.fixture(scope="session")
 def spark():
-    """One local SparkSession for all Spark tests: local[2], UI off, few shuffle partitions."""
+    """One local SparkSession for all Spark tests: local[2], UI off, few shuffle partitions.
+
+    With the extension jar built (`make test` builds it first) it is on the classpath, as in `dqgov` sessions:
+    keyed masks then use its HMAC UDF.
+    """
     from pyspark.sql import SparkSession
 
+    from dq_governance.lineage.spark import with_extension_jar
+
+    builder = SparkSession.builder
+    for key, value in with_extension_jar({}).items():
+        builder = builder.config(key, value)
     session = (
-        SparkSession.builder.master("local[2]")
+        builder.master("local[2]")
         .appName("dq-governance-tests")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")

@@ -196,13 +196,16 @@ def test_listener_conf_cli_with_enrich(jars, capsys):
 
 
 @pytest.mark.spark
-def test_record_results_skips_quietly_without_the_jar_or_a_gateway(spark):
+def test_record_results_skips_quietly_without_the_jar_or_a_gateway(spark, monkeypatch):
+    from dq_governance import jvm
     from dq_governance.api import check
     from dq_governance.lineage import jvm_registry as R
 
     df = spark.read.option("header", True).csv(str(REPO / "examples" / "data" / "orders.csv"))
     result = check(df, str(CONTRACTS / "orders.yaml"))
-    # the shared session's driver has no extension jar: py4j finds no class, nothing is recorded
+    # a class py4j cannot find (what a driver without the extension jar looks like): None, nothing recorded
+    assert jvm.java_class(spark, "io.github.dqgovernance.listener.NotInAnyJar") is None
+    monkeypatch.setattr(R, "REGISTRY_CLASS", "io.github.dqgovernance.listener.NotInAnyJar")
     assert R.registry(spark) is None
     assert R.record_results(spark, "file", "/x", result) is False
     # no JVM gateway at all (what a Spark Connect session looks like from here)

@@ -250,3 +250,54 @@ def test_key_from_the_environment(spark, monkeypatch):
 def test_masking_key_object(spark):
     key = MaskingKey.from_secret(KEY, key_id="obj")
     assert column(spark, ["x"], "hmac", key=key) == [h("x")]
+
+
+# --------------------------------------------------------------------------- the two HMAC engines
+
+TRICKY = {
+    "cpf": ["529.982.247-25", " 52998224725 ", "abc", "5299822472５", "\t52998224725"],
+    "email": ["Ana@Example.COM ", " İSTANBUL@exemplo.com.br", "ΣΊΣΥΦΟΣ@x.gr", "a\tb@c.d", "   "],
+    "cnpj": ["12.abc.345/01de-35", "11.222.333/0001-81", "straße-1"],
+    "phone": ["+55 (11) 98765-4321", "011 98765-4321", "0800 123 4567", "12345", "---"],
+    None: ["  plain text  ", "ünïcödé", "😀 emoji", "", "\u00a0nbsp\u00a0"],
+}
+
+
+def test_the_jvm_udf_is_on_the_test_classpath(spark):
+    from dq_governance.masking.jvm_hmac import available
+
+    assert available(spark), "the extension jar is not built: run `make listener` (make test does it first)"
+
+
+@pytest.mark.parametrize("fmt", list(TRICKY))
+@pytest.mark.parametrize("spec", [{"method": "hmac"}, {"method": "hmac", "encoding": "base64"}, {"method": "tokenize"}])
+def test_jvm_and_sha2_engines_give_the_same_bytes(spark, fmt, spec):
+    values = [*TRICKY[fmt], None]
+    field = {"name": "v", "masking": spec, **({"format": fmt} if fmt else {})}
+    df = spark.createDataFrame([(v,) for v in values], "v string")
+    jvm = [r.v for r in apply_masks(df, contract(field), keys=KEY, hmac_engine="jvm").collect()]
+    sha2 = [r.v for r in apply_masks(df, contract(field), keys=KEY, hmac_engine="sha2").collect()]
+    assert jvm == sha2 and jvm[-1] is None
+
+
+def test_jvm_engine_plan_names_the_udf_not_the_key(spark):
+    df = spark.createDataFrame([("529.982.247-25",)], "cpf string")
+    masked = apply_masks(df, contract({"name": "cpf", "format": "cpf", "masking": "hmac"}), keys=KEY,
+                         hmac_engine="jvm")
+    plan = masked._jdf.queryExecution().toString()
+    # one UDF call per value; no pad columns, no broadcast cross join (the sha2 engine's plan has both)
+    assert "dqgov_hmac_cpf_hex_" in plan and "__dqgov_mask_ipad" not in plan and "NestedLoopJoin" not in plan
+    assert KEY.decode() not in plan and masked.first().cpf == h("52998224725")
+
+
+def test_jvm_engine_required_but_missing(spark, monkeypatch):
+    from dq_governance.masking import jvm_hmac
+
+    monkeypatch.setattr(jvm_hmac, "HMAC_CLASS", "io.github.dqgovernance.masking.NotInAnyJar")
+    df = spark.createDataFrame([("x",)], "v string")
+    with pytest.raises(ConfigError, match="hmac_engine 'jvm' needs the dq-governance extension jar"):
+        apply_masks(df, contract({"name": "v", "masking": "hmac"}), keys=KEY, hmac_engine="jvm")
+    # auto falls back to the built-in sha2 construction, same bytes
+    assert apply_masks(df, contract({"name": "v", "masking": "hmac"}), keys=KEY).first().v == h("x")
+    with pytest.raises(ConfigError, match="hmac_engine must be one of auto, jvm, sha2"):
+        apply_masks(df, contract({"name": "v", "masking": "hmac"}), keys=KEY, hmac_engine="fast")

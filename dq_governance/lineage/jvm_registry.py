@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dq_governance.errors import ConfigError
+from dq_governance.jvm import java_class
 from dq_governance.lineage import facets as F
 
 log = logging.getLogger(__name__)
@@ -44,23 +45,7 @@ def _location_uri(location: str | None) -> str | None:
 
 def registry(spark: Any) -> Any | None:
     """The JVM QualityRegistry class through py4j, or None (Spark Connect, no gateway, jar not loaded)."""
-    try:
-        from py4j.java_gateway import JavaClass
-    except ImportError:
-        return None
-    try:
-        jvm = getattr(spark, "_jvm", None)
-        if jvm is None:
-            jvm = spark.sparkContext._jvm  # classic sessions before _jvm existed on SparkSession
-        if jvm is None:
-            return None
-        node = jvm
-        for part in REGISTRY_CLASS.split("."):
-            node = getattr(node, part)
-    except Exception:  # Spark Connect raises on _jvm / sparkContext: there is no driver JVM to talk to
-        return None
-    # py4j answers an unknown class with a JavaPackage: the jar is not on the driver's classpath
-    return node if isinstance(node, JavaClass) else None
+    return java_class(spark, REGISTRY_CLASS)
 
 
 def record_results(spark: Any, namespace: str, name: str, result: Any, contract: Any = None) -> bool:

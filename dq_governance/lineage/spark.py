@@ -199,21 +199,30 @@ def configure(
 ) -> tuple[Any, str | None]:
     """Add the listener settings to a SparkSession builder; returns (builder, application run id or None).
 
-    With the jar missing, logs one line saying how to get it and returns the builder without the listener.
+    The dq-governance extension jar goes on spark.jars whenever it is built (its masking UDF is used with
+    or without the listener). With the listener jar missing, logs one line saying how to get it and returns the builder without the listener.
     """
     conf = {k: str(v) for k, v in (conf or {}).items()}
+    settings, run_id = _listener_part(conf, lineage=lineage, contract=contract, listener=listener, enrich=enrich,
+                                      application_run_id=application_run_id, parent_run_id=parent_run_id,
+                                      parent_job=parent_job)
+    for key, value in with_extension_jar(settings).items():
+        builder = builder.config(key, value)
+    return builder, run_id
+
+
+def _listener_part(conf: dict[str, str], *, lineage: str | None, contract: Any, listener: bool,
+                   enrich: bool | str | Path, application_run_id: str | None, parent_run_id: str | None,
+                   parent_job: str | None) -> tuple[dict[str, str], str | None]:
+    """The caller's conf plus the listener settings (when wanted and its jar is found), and the run id."""
     if not listener or (lineage or "").strip().lower() == "none":
-        for key, value in conf.items():
-            builder = builder.config(key, value)
-        return builder, None
+        return conf, None
     packages = "openlineage-spark" in conf.get("spark.jars.packages", "")
     jar = None if packages else find_listener_jar()
     if jar is None and not packages:
         log.warning("OpenLineage Spark listener jar %s not found; %s. Continuing without the listener "
                     "(--no-listener turns it off explicitly).", JAR_NAME, HOW_TO_GET_JAR)
-        for key, value in conf.items():
-            builder = builder.config(key, value)
-        return builder, None
+        return conf, None
     run_id = application_run_id or str(uuid.uuid4())
     settings = listener_settings(lineage=lineage, contract=contract, jar=jar, application_run_id=run_id,
                                  parent_run_id=parent_run_id, parent_job=parent_job)
@@ -222,9 +231,20 @@ def configure(
     if enrich:
         settings = _enrich_settings(settings, contract, enrich)
     settings.update(conf)  # the caller's explicit conf wins
-    for key, value in settings.items():
-        builder = builder.config(key, value)
-    return builder, run_id
+    return settings, run_id
+
+
+def with_extension_jar(settings: dict[str, str]) -> dict[str, str]:
+    """`settings` with the dq-governance extension jar (masking UDF, listener transformer) on spark.jars, if built."""
+    from dq_governance.lineage.enrich import find_extension_jar
+
+    jar = find_extension_jar()
+    if jar is None:
+        return settings
+    jars = [j for j in settings.get("spark.jars", "").split(",") if j]
+    if jar not in jars:
+        jars.append(jar)
+    return {**settings, "spark.jars": ",".join(jars)}
 
 
 def spark_session(

@@ -1,12 +1,15 @@
 """Apply a contract's masks to a DataFrame: same columns, same order, masked values.
 
-The key reaches the executors as data, never as plan text: its HMAC pads form a one-row
-DataFrame (an RDD, shown in plans only as `Scan ExistingRDD[...]`) that is broadcast and
-cross-joined, and the pad columns are dropped again by the final projection.
+The key reaches the executors as data, never as plan text. With the extension jar on the driver, keyed
+masks use its HMAC UDF (`jvm_hmac.py`: the pads travel inside the UDF object). Without it, the pads form
+a one-row DataFrame (an RDD, shown in plans only as `Scan ExistingRDD[...]`) that is broadcast and
+cross-joined, the HMAC is built from `sha2`, and the pad columns are dropped by the final projection.
+Both give the same bytes.
 """
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from pyspark.sql import Column, DataFrame
@@ -16,11 +19,15 @@ from pyspark.sql import types as T
 from dq_governance.contracts.model import Contract, MaskingPolicy, MaskingSpec
 from dq_governance.errors import ConfigError
 from dq_governance.masking.keys import MaskingKey, resolve_key
-from dq_governance.masking.methods import MaskContext, mask_column
+from dq_governance.masking.methods import Digest, MaskContext, mask_column, sha2_digest
 from dq_governance.masking.policies import KEYED_METHODS, effective_policy, masked_columns
+
+log = logging.getLogger(__name__)
 
 IPAD_COL = "__dqgov_mask_ipad"
 OPAD_COL = "__dqgov_mask_opad"
+#: how keyed masks compute HMAC: "auto" (the JVM UDF when its jar is loaded), "jvm" (required) or "sha2"
+HMAC_ENGINES = ("auto", "jvm", "sha2")
 #: column metadata written with every masked column (lands in the parquet / delta schema)
 META_METHOD = "dqgov.masking"
 META_KEY_ID = "dqgov.masking.key_id"
@@ -33,8 +40,11 @@ def apply_masks(
     keys: MaskingKey | bytes | str | None = None,
     policy: MaskingPolicy | None = None,
     base_dir: Path | None = None,
+    hmac_engine: str = "auto",
 ) -> DataFrame:
     """Mask the contract's masked columns of `df`; a needed key that is missing raises ConfigError now."""
+    if hmac_engine not in HMAC_ENGINES:
+        raise ConfigError(f"hmac_engine must be one of {', '.join(HMAC_ENGINES)}, got {hmac_engine!r}")
     specs = masked_columns(contract, policy)
     targets = _present(df.schema, specs)
     if not targets:
@@ -42,15 +52,9 @@ def apply_masks(
     key = None
     if any(spec.method in KEYED_METHODS for _, _, _, spec in targets):
         key = _key(keys, effective_policy(contract, policy), base_dir)
-    source, ipad, opad = df, None, None
+    source, digest = df, None
     if key is not None:
-        inner, outer = key.pads()
-        pads = df.sparkSession.createDataFrame(
-            [(bytearray(inner), bytearray(outer))],
-            T.StructType([T.StructField(IPAD_COL, T.BinaryType()), T.StructField(OPAD_COL, T.BinaryType())]),
-        )
-        source = df.crossJoin(F.broadcast(pads))
-        ipad, opad = F.col(IPAD_COL), F.col(OPAD_COL)
+        source, digest = _digest(df, key, hmac_engine)
 
     by_top: dict[str, list[tuple[str, str, str, MaskingSpec]]] = {}
     for target in targets:
@@ -62,8 +66,30 @@ def apply_masks(
         if not entries:
             columns.append(F.col(_quote(name)))
             continue
-        columns.append(_masked_top(name, struct_field, entries, contract, ipad, opad, key))
+        columns.append(_masked_top(name, struct_field, entries, contract, digest, key))
     return source.select(*columns)
+
+
+def _digest(df: DataFrame, key: MaskingKey, engine: str) -> tuple[DataFrame, Digest]:
+    """The frame to select from and the HMAC digest: the JVM UDF, else sha2 over broadcast pad columns."""
+    if engine != "sha2":
+        from dq_governance.masking.jvm_hmac import jvm_digest
+
+        digest = jvm_digest(df.sparkSession, key)
+        if digest is not None:
+            log.debug("keyed masks: JVM HMAC UDF (key id %s)", key.key_id)
+            return df, digest
+        if engine == "jvm":
+            from dq_governance.lineage.enrich import HOW_TO_BUILD
+
+            raise ConfigError(f"hmac_engine 'jvm' needs the dq-governance extension jar on the driver; {HOW_TO_BUILD}")
+    log.debug("keyed masks: sha2 construction over broadcast pads (key id %s)", key.key_id)
+    inner, outer = key.pads()
+    pads = df.sparkSession.createDataFrame(
+        [(bytearray(inner), bytearray(outer))],
+        T.StructType([T.StructField(IPAD_COL, T.BinaryType()), T.StructField(OPAD_COL, T.BinaryType())]),
+    )
+    return df.crossJoin(F.broadcast(pads)), sha2_digest(F.col(IPAD_COL), F.col(OPAD_COL))
 
 
 def _masked_top(
@@ -71,8 +97,7 @@ def _masked_top(
     struct_field: T.StructField,
     entries: list[tuple[str, str, str, MaskingSpec]],
     contract: Contract,
-    ipad: Column | None,
-    opad: Column | None,
+    digest: Digest | None,
     key: MaskingKey | None,
 ) -> Column:
     """The masked top-level column: the whole column, or its struct with fields replaced."""
@@ -84,7 +109,7 @@ def _masked_top(
     for _, path, contract_path, spec in entries:
         rest = path.split(".")[1:]
         dtype = _dtype_at(struct_field.dataType, rest) if rest else struct_field.dataType
-        ctx = MaskContext(path=path, dtype=dtype, field=contract.field(contract_path), ipad=ipad, opad=opad)
+        ctx = MaskContext(path=path, dtype=dtype, field=contract.field(contract_path), digest=digest)
         if not rest:
             return mask_column(top_col, spec, ctx).alias(name, metadata=meta)
         nested = top_col.getField(rest[0])

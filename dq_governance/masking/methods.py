@@ -1,10 +1,10 @@
 """Masking methods as Spark Column builders, one function per method, chosen by a dispatch table.
 
-Everything is built from Spark's own functions. HMAC-SHA-256 is assembled from `sha2` over the
-RFC 2104 construction H(K^opad || H(K^ipad || m)): Spark 4.0 has no `hmac` function, and the pads
-arrive as columns of a broadcast one-row relation (see `apply.py`), so no key byte is a literal.
-Nulls stay null in every method; empty values after normalisation become null (an `hmac('')` token
-would be one very frequent, meaningless pseudonym).
+Keyed methods get their HMAC-SHA-256 from a `Digest` (see `apply.py`): the JVM UDF of the extension jar
+when it is loaded, else `sha2` over the RFC 2104 construction H(K^opad || H(K^ipad || m)) with the pads
+as columns of a broadcast one-row relation. Spark 4.0 has no `hmac` function; either way no key byte is
+a literal in a plan. Nulls stay null in every method; empty values after normalisation become null (an
+`hmac('')` token would be one very frequent, meaningless pseudonym).
 """
 
 from __future__ import annotations
@@ -28,15 +28,19 @@ NOT_CLASSED = r"[^\p{L}\p{N}]"
 TOKEN_BYTES = 32
 
 
+#: (raw column, field format, "hex" | "base64" | "token") -> the HMAC of the normalised value, or its
+#: format-preserving token (see mask_tokenize); null for null / empty
+Digest = Callable[[Column, "str | None", str], Column]
+
+
 @dataclass(frozen=True)
 class MaskContext:
-    """What a method needs besides the column: its path, Spark type, contract field and key pads."""
+    """What a method needs besides the column: its path, Spark type, contract field and keyed digest."""
 
     path: str
     dtype: T.DataType
     field: FieldSpec | None
-    ipad: Column | None = None
-    opad: Column | None = None
+    digest: Digest | None = None
 
     @property
     def format(self) -> str | None:
@@ -82,17 +86,27 @@ def hmac_hex(value: Column, ipad: Column, opad: Column) -> Column:
     return F.sha2(F.concat(opad, F.unhex(inner)), 256)
 
 
-def _keyed(ctx: MaskContext) -> tuple[Column, Column]:
-    if ctx.ipad is None or ctx.opad is None:
+def sha2_digest(ipad: Column, opad: Column) -> Digest:
+    """The built-in Digest: normalise with Spark functions, then `hmac_hex` over the pad columns."""
+
+    def digest(col: Column, fmt: str | None, encoding: str) -> Column:
+        hexed = hmac_hex(normalise(col, fmt), ipad, opad)
+        if encoding == "token":
+            return spark_token(col, hexed)
+        return F.base64(F.unhex(hexed)) if encoding == "base64" else hexed
+
+    return digest
+
+
+def _keyed(ctx: MaskContext) -> Digest:
+    if ctx.digest is None:
         raise ConfigError(f"column {ctx.path}: keyed masking needs a masking key")
-    return ctx.ipad, ctx.opad
+    return ctx.digest
 
 
 def mask_hmac(col: Column, spec: MaskingSpec, ctx: MaskContext) -> Column:
     """Keyed HMAC-SHA-256 of the normalised value, hex (default) or base64."""
-    ipad, opad = _keyed(ctx)
-    digest = hmac_hex(normalise(col, ctx.format), ipad, opad)
-    return F.base64(F.unhex(digest)) if spec.encoding == "base64" else digest
+    return _keyed(ctx)(col, ctx.format, spec.encoding or "hex")
 
 
 def _token_char(ch: Column, byte: Column) -> Column:
@@ -112,12 +126,17 @@ def mask_tokenize(col: Column, spec: MaskingSpec, ctx: MaskContext) -> Column:
 
     The n-th letter or digit counted from the right takes digest byte n (mod 32), so `529.982.247-25`
     and `52998224725` (same normalised CPF), or a phone with and without `+55`, share their digits.
-    Per-row values enter the lambdas only as their input arrays, because Spark re-evaluates an outer
-    expression that a lambda body references once per element. Lambdas still run interpreted, so
-    tokenize is the slow method (about 38x a plain select in benchmarks/bench_masking.py; hmac ~6-15x).
     """
-    ipad, opad = _keyed(ctx)
-    digest = hmac_hex(normalise(col, ctx.format), ipad, opad)
+    return _keyed(ctx)(col, ctx.format, "token")
+
+
+def spark_token(col: Column, digest: Column) -> Column:
+    """The tokenize reshaping in Spark functions, from the hex digest (the JVM UDF does it in one call).
+
+    Per-row values enter the lambdas only as their input arrays, because Spark re-evaluates an outer
+    expression that a lambda body references once per element. Lambdas still run interpreted: this is
+    the slow path (benchmarks/bench_masking.py).
+    """
     shape = F.trim(col.cast("string"))
     stripped = F.regexp_replace(shape, NOT_CLASSED, "")
     # split('', '') is [''], not []: a value without letters or digits keeps its punctuation only
@@ -129,7 +148,8 @@ def mask_tokenize(col: Column, spec: MaskingSpec, ctx: MaskContext) -> Column:
     bytes_for = F.reverse(F.slice(cycled, 1, F.size(classed)))
     mapped = F.zip_with(classed, bytes_for, _token_char)
     gaps = F.split(shape, CLASSED, -1)  # the punctuation before, between and after the classed chars
-    return F.array_join(F.zip_with(gaps, mapped, lambda gap, ch: F.concat(gap, F.coalesce(ch, F.lit("")))), "")
+    token = F.array_join(F.zip_with(gaps, mapped, lambda gap, ch: F.concat(gap, F.coalesce(ch, F.lit("")))), "")
+    return F.when(digest.isNotNull(), token)  # nothing left to hash (e.g. '---' as a CPF): null, as for hmac
 
 
 # --------------------------------------------------------------------------- unkeyed methods
