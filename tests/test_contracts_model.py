@@ -80,12 +80,12 @@ def test_orders_model_values(repo):
 def test_customers_and_sales_rule_names(repo):
     customers = load_contract(repo / "contracts" / "customers.yaml")
     names = [r.name for r in customers.rules()]
-    assert names[-9:] == [
+    assert names[-10:] == [
         "freshness_sla", "volume_sla", "missing_email", "invalid_phone",
         "nome_data_nascimento_duplicate_count", "limite_credito_avg", "schema", "premium_needs_credit",
-        "nome_length",
+        "nome_length", "pii_undeclared",
     ]
-    assert len(names) == 30 and len(set(names)) == 30
+    assert len(names) == 31 and len(set(names)) == 31
     assert customers.pii_columns() == ["nome", "cpf", "email", "telefone", "data_nascimento", "cep"]
     sales = load_contract(repo / "contracts" / "sales.yaml")
     assert [r.name for r in sales.rules()][-5:] == [

@@ -33,6 +33,14 @@ def _clean_env(monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _no_extension_jar(monkeypatch):
+    """These tests are about the listener jar: the built extension jar (if any) stays out of spark.jars."""
+    from dq_governance.lineage import enrich
+
+    monkeypatch.setattr(enrich, "find_extension_jar", lambda: None)
+
+
 @pytest.fixture()
 def fake_jar(tmp_path, monkeypatch):
     jar = tmp_path / S.JAR_NAME
@@ -113,6 +121,18 @@ def test_spark_jars_packages_replaces_the_local_jar(monkeypatch):
     b, run_id = S.configure(builder(), lineage="console", conf={"spark.jars.packages": S.MAVEN_COORDINATES})
     assert run_id is not None and "spark.jars" not in b._options
     assert b._options["spark.jars.packages"] == "io.openlineage:openlineage-spark_2.13:1.53.0"
+
+
+def test_extension_jar_joins_spark_jars_with_or_without_the_listener(fake_jar, tmp_path, monkeypatch):
+    from dq_governance.lineage import enrich
+
+    extension = str(tmp_path / "dq-governance-listener-0.1.0.jar")
+    monkeypatch.setattr(enrich, "find_extension_jar", lambda: extension)
+    b, _ = S.configure(builder(), lineage="console", contract=orders())
+    assert b._options["spark.jars"] == f"{fake_jar},{extension}"
+    b, run_id = S.configure(builder(), lineage="none", contract=orders(), conf={"spark.jars": "/opt/x.jar"})
+    assert run_id is None and b._options["spark.jars"] == f"/opt/x.jar,{extension}"
+    assert S.with_extension_jar({"spark.jars": extension}) == {"spark.jars": extension}  # never twice
 
 
 def test_no_listener_and_lineage_none_leave_the_builder_plain(fake_jar):
