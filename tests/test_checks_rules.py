@@ -283,3 +283,20 @@ def test_pii_undeclared_passes_when_declared_or_ignored(spark):
     rule = r.rule("pii_undeclared")
     assert (rule.status, rule.metric_value) == ("warned", 1.0) and rule.message.endswith("column name matches)")
     assert "cpf (BR_CPF, confidence 1.00; 100.0% of 3 sampled" in rule.message and r.gate.publish is True
+
+
+def test_foreign_key_and_reconcile_against_tables(spark):
+    """References and reconcile sources named as tables (temp views here; catalog tables resolve the same way)."""
+    spark.createDataFrame([(1, "a", 10.0), (2, "b", 20.0), (3, "c", 30.0)], "id long, name string, amount double") \
+        .createOrReplaceTempView("dqgov_test_ref_customers")
+    fk = {"type": "foreign_key", "column": "k", "reference": {"table": "dqgov_test_ref_customers", "column": "id"}}
+    rec = {"type": "reconcile", "source": {"table": "dqgov_test_ref_customers"}, "sum_columns": ["amount"]}
+    r = run(spark, [("1", 10.0), ("2", 20.0), ("9", 30.0)], "k string, amount double",
+            [{"name": "k", "type": "long"}, {"name": "amount", "type": "double"}], [fk, rec])
+    assert r.rule("k_foreign_key").failed_count == 1 and r.valid_rows == 2
+    assert (r.rule("reconcile").passed, r.rule("reconcile").metric_value) == (True, 0.0)
+    from dq_governance.errors import InputDataError
+
+    missing = {"type": "foreign_key", "column": "k", "reference": {"table": "dqgov_no_such_table", "column": "id"}}
+    with pytest.raises(InputDataError, match="cannot read reference dqgov_no_such_table"):
+        run(spark, [("1", 1.0)], "k string, amount double", [{"name": "k", "type": "long"}], [missing])

@@ -38,6 +38,9 @@ def test_delta_publication(repo, tmp_path):
     # one row per rule per run; r3 ran twice and still has its 4 rows (3 contract rules + the merge guard)
     assert seen["report_rows_per_run"] == {"r1": 3, "r2": 3, "r3": 4, "r4": 4}
     assert seen["quarantine"] == [["r1", None, "quarantined"], ["r4", "6", "blocked"], ["r4", "6", "blocked"]]
+    # MERGE into a catalog table (created as Delta by the first run); the null-id row was quarantined
+    assert seen["table_after_merges"] == {"1": "a", "2": "B", "3": "c"}
+    assert seen["table_provider"] == "delta"
     # `dqgov check --output-format delta --mode merge --merge-keys venda_id`, run twice: same 3 rows
     assert seen["cli_codes"] == [0, 0]
     assert seen["cli_sales_ids"] == [1001, 1002, 1003]
