@@ -79,7 +79,8 @@ q = spark.read.format("delta").load(quarantine)
 seen["quarantine"] = sorted((r["_dq_run_id"], r["id"], r["_dq_disposition"]) for r in q.collect())
 # a catalog table: the first merge creates it as Delta, the second updates and inserts by key
 table_common = {"target": "items_tbl", "format": "table", "quarantine": quarantine, "quarantine_format": "delta"}
-dq_governance.run(frame([("1", "a"), ("2", "b")]), contract, mode="merge", merge_keys=["id"], run_id="t1", **table_common)
+dq_governance.run(frame([("1", "a"), ("2", "b")]), contract, mode="merge", merge_keys=["id"], run_id="t1",
+                  **table_common)
 dq_governance.run(frame([("2", "B"), ("3", "c"), (None, "bad")]), contract, mode="merge", merge_keys=["id"],
                   run_id="t2", **table_common)
 seen["table_after_merges"] = {r["id"]: r["v"] for r in spark.table("items_tbl").collect()}

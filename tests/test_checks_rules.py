@@ -265,7 +265,8 @@ def test_pii_undeclared_flags_columns_not_marked_pii(spark):
     r = run(spark, PII_ROWS, PII_SCHEMA, fields, [{"type": "pii_undeclared"}])
     rule = r.rule("pii_undeclared")
     assert (rule.passed, rule.status, rule.metric_value, rule.failed_count) == (False, "failed", 1.0, None)
-    assert rule.message.startswith("1 column(s) look like PII but are not declared pii: true: contato (EMAIL_ADDRESS, confidence 1.00")
+    assert rule.message.startswith(
+        "1 column(s) look like PII but are not declared pii: true: contato (EMAIL_ADDRESS, confidence 1.00")
     assert "100.0% of 4 sampled values match" in rule.message
     assert "example" not in rule.message  # evidence is rates, never a value
     assert rule.dimension == "consistency" and r.valid_rows == 4  # a dataset rule: no row is invalid

@@ -301,3 +301,12 @@ def test_jvm_engine_required_but_missing(spark, monkeypatch):
     assert apply_masks(df, contract({"name": "v", "masking": "hmac"}), keys=KEY).first().v == h("x")
     with pytest.raises(ConfigError, match="hmac_engine must be one of auto, jvm, sha2"):
         apply_masks(df, contract({"name": "v", "masking": "hmac"}), keys=KEY, hmac_engine="fast")
+
+
+def test_jvm_udfs_of_two_keys_sharing_a_key_id_stay_apart(spark):
+    """Both frames are built before either runs: a rotated key reusing an id must not replace the other's UDF."""
+    df = spark.createDataFrame([("x",)], "v string")
+    spec = contract({"name": "v", "masking": "hmac"})
+    first = apply_masks(df, spec, keys=MaskingKey.from_secret(KEY, key_id="k1"), hmac_engine="jvm")
+    second = apply_masks(df, spec, keys=MaskingKey.from_secret(OTHER_KEY, key_id="k1"), hmac_engine="jvm")
+    assert (first.first().v, second.first().v) == (h("x"), h("x", OTHER_KEY))

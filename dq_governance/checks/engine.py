@@ -521,7 +521,8 @@ class _BitLayout:
         terms: dict[str, list[Column]] = {}
         for index, _rule, violation in self.rules:
             word, bit = self.slot[index]
-            terms.setdefault(word, []).append(F.when(violation, F.lit(bit).cast("long")).otherwise(F.lit(0).cast("long")))
+            term = F.when(violation, F.lit(bit).cast("long")).otherwise(F.lit(0).cast("long"))
+            terms.setdefault(word, []).append(term)
         return [reduce(lambda a, b: a + b, parts).alias(word) for word, parts in terms.items()]
 
     def flag(self, index: int) -> Column:

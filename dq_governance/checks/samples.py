@@ -12,11 +12,9 @@ from typing import Any
 
 from pyspark.sql import functions as F
 
+from dq_governance.checks.engine import ERRORS_COL, WARNINGS_COL
 from dq_governance.checks.result import CheckResult
 from dq_governance.errors import ConfigError
-
-ERRORS_COL = "_dq_errors"
-WARNINGS_COL = "_dq_warnings"
 
 
 def failed_sample(

@@ -200,7 +200,8 @@ def configure(
     """Add the listener settings to a SparkSession builder; returns (builder, application run id or None).
 
     The dq-governance extension jar goes on spark.jars whenever it is built (its masking UDF is used with
-    or without the listener). With the listener jar missing, logs one line saying how to get it and returns the builder without the listener.
+    or without the listener). With the listener jar missing, logs one line saying how to get it and returns
+    the builder without the listener.
     """
     conf = {k: str(v) for k, v in (conf or {}).items()}
     settings, run_id = _listener_part(conf, lineage=lineage, contract=contract, listener=listener, enrich=enrich,

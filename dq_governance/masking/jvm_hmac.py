@@ -16,7 +16,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from dq_governance.jvm import java_class
-from dq_governance.masking.keys import MaskingKey, fingerprint
+from dq_governance.masking.keys import MaskingKey
 from dq_governance.masking.methods import NORMALISERS, Digest
 
 HMAC_CLASS = "io.github.dqgovernance.masking.HmacMask"
@@ -34,7 +34,9 @@ def jvm_digest(spark: Any, key: MaskingKey) -> Digest | None:
         return None
     inner, outer = key.pads()
     pad_row = spark.createDataFrame([(bytearray(inner), bytearray(outer))], "ipad binary, opad binary")._jdf.head()
-    tag = fingerprint(key._secret).removeprefix("fp-")
+    # named by the secret's fingerprint, not key_id: a rotated key under a reused id must not replace the
+    # function that frames built earlier (and not yet run) resolve by name
+    tag = key.fingerprint.removeprefix("fp-")
     string_type = spark._jvm.org.apache.spark.sql.types.DataTypes.StringType
     registered: set[str] = set()
 

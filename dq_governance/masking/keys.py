@@ -45,6 +45,11 @@ class MaskingKey:
         """HMAC-SHA-256 of one already-normalised value, in hex (driver-side reference, tests)."""
         return hmac.new(self._secret, value.encode("utf-8"), hashlib.sha256).hexdigest()
 
+    @property
+    def fingerprint(self) -> str:
+        """A public id derived from the secret itself (two different keys never share it, unlike key_id)."""
+        return fingerprint(self._secret)
+
     def pads(self) -> tuple[bytes, bytes]:
         """The HMAC inner and outer pads (RFC 2104): key material, to be kept out of plans."""
         key = self._secret
