@@ -11,29 +11,22 @@ the CPU a 2-core machine spends hashing 3 columns of 2,000,000 rows, to set agai
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-COMMAND = ["mvn", "-q", "-f", str(REPO / "listeners" / "pom.xml"), "test", "-Dtest=HmacCostBenchmark",
-           "-Dsurefire.failIfNoSpecifiedTests=false"]
+from jvm_bench import run
+
 MASKED_VALUES = 3 * 2_000_000  # bench_masking.py: 3 columns of 2M rows
 CORES = 2  # its local[2] session
 
 
 def main() -> int:
     """Run the benchmark and print its JSON with the implied seconds; exit 1 when it cannot run."""
-    proc = subprocess.run(COMMAND, capture_output=True, text=True, cwd=REPO)
-    lines = [line for line in proc.stdout.splitlines() if line.startswith('{"benchmark": "hmac_cost"')]
-    if proc.returncode != 0 or not lines:
-        sys.stderr.write((proc.stdout + proc.stderr)[-3000:])
+    result = run("HmacCostBenchmark", "hmac_cost")
+    if result is None:
         return 1
-    result = json.loads(lines[-1])
     result.pop("sink", None)
     for name in ("unkeyed_sha256", "hmac_mask"):
         result[f"{name}_seconds_for_bench_masking"] = round(result[f"{name}_ns"] * MASKED_VALUES / CORES / 1e9, 3)
-    result["command"] = " ".join(COMMAND[:3] + ["listeners/pom.xml"] + COMMAND[4:])
     print(json.dumps(result))
     return 0
 

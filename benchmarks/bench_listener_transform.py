@@ -12,27 +12,20 @@ core). The target is under 1 ms per event (`transform_ms_per_event`, wall time).
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-COMMAND = ["mvn", "-q", "-f", str(REPO / "listeners" / "pom.xml"), "test", "-Dtest=OverheadBenchmark",
-           "-Dsurefire.failIfNoSpecifiedTests=false"]
+from jvm_bench import run
+
 TARGET_MS = 1.0
 
 
 def main() -> int:
     """Run the benchmark and print its JSON with the target verdict; exit 1 when it cannot run."""
-    proc = subprocess.run(COMMAND, capture_output=True, text=True, cwd=REPO)
-    lines = [line for line in proc.stdout.splitlines() if line.startswith('{"benchmark": "listener_transform"')]
-    if proc.returncode != 0 or not lines:
-        sys.stderr.write((proc.stdout + proc.stderr)[-3000:])
+    result = run("OverheadBenchmark", "listener_transform")
+    if result is None:
         return 1
-    result = json.loads(lines[-1])
     result["target_ms_per_event"] = TARGET_MS
     result["within_target"] = result["transform_ms_per_event"] < TARGET_MS
-    result["command"] = " ".join(COMMAND[:3] + ["listeners/pom.xml"] + COMMAND[4:])
     print(json.dumps(result))
     return 0
 
