@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -44,3 +47,33 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """Run headless Chromium: `chromium(profile_dir, *args)` -> CompletedProcess (found, else installed).
+
+    Without a browser the browser tests skip on a developer machine, but fail under CI (`CI` set), where
+    `make test` has installed it and a skip would hide a broken page.
+    """
+    def found() -> str | None:
+        return next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)),
+                    None)
+
+    browser = found()
+    if browser is None:
+        subprocess.run([str(REPO / "scripts" / "ensure-chromium.sh")], check=False, timeout=900)
+        browser = found()
+    if browser is None:
+        message = "Chromium is not installed and could not be installed (scripts/ensure-chromium.sh)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+    def run(profile: Path, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}", *args],
+            capture_output=True, text=True, timeout=180)
+
+    return run

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,7 +14,6 @@ from dq_governance.errors import InputDataError
 from dq_governance.lineage.graph import LineageGraph
 from dq_governance.lineage.impact import impact, resolve_target
 
-REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture()
@@ -256,32 +253,15 @@ def test_cli_errors_are_one_line(tmp_path, db, capsys):
 # -- the html page in a real browser --------------------------------------------------------------
 
 
-def _chromium() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        if shutil.which(name):
-            return shutil.which(name)
-    subprocess.run([str(REPO / "scripts" / "ensure-chromium.sh")], check=False, timeout=900)
-    return shutil.which("chromium")
-
-
 @pytest.mark.integration
-def test_html_page_renders_expected_nodes_in_headless_chromium(db, tmp_path):
-    browser = _chromium()
-    if browser is None:
-        pytest.skip("Chromium is not installed and could not be installed (scripts/ensure-chromium.sh)")
-    # mark a PII column upstream: raw.orders.email is tagged pii in the events
+def test_html_page_renders_expected_nodes_in_headless_chromium(db, tmp_path, chromium):
     out = tmp_path / "impact.html"
     assert main(["impact", "mart.orders_joined", "--db", str(db), "--direction", "both", "--format", "html",
                  "-o", str(out)]) == 0
     page = out.read_text()
     assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")  # nothing fetched: offline
     expected = 1 + 3 + 3  # target + 3 upstream + 3 downstream (report, customer_analytics, export)
-    profile = tmp_path / "profile"
-    proc = subprocess.run(
-        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
-         "--dump-dom", out.as_uri()],
-        capture_output=True, text=True, timeout=120)
+    proc = chromium(tmp_path / "profile", "--dump-dom", out.as_uri())
     assert proc.returncode == 0, proc.stderr[-2000:]
     body = re.search(r"<body[^>]*>", proc.stdout).group(0)
     assert f'data-expected-nodes="{expected}"' in body
@@ -291,21 +271,14 @@ def test_html_page_renders_expected_nodes_in_headless_chromium(db, tmp_path):
 
 
 @pytest.mark.integration
-def test_html_marks_pii_columns_in_chromium(db, tmp_path):
-    browser = _chromium()
-    if browser is None:
-        pytest.skip("Chromium is not installed and could not be installed (scripts/ensure-chromium.sh)")
+def test_html_marks_pii_columns_in_chromium(db, tmp_path, chromium):
     with LineageGraph(db) as g:
         g.ingest_event(run_event("j_mail", [ds("raw.orders")], [ds("crm.mailing", {
             "columnLineage": column_lineage({"email": [("raw.orders", "email", "DIRECT", "IDENTITY")]}),
             "tags": {"tags": [{"key": "pii", "value": "true", "field": "email"}]}})]))
     out = tmp_path / "pii.html"
     assert main(["impact", "raw.orders.email", "--db", str(db), "--format", "html", "-o", str(out)]) == 0
-    proc = subprocess.run(
-        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'p'}",
-         "--dump-dom", out.as_uri()],
-        capture_output=True, text=True, timeout=120)
+    proc = chromium(tmp_path / "p", "--dump-dom", out.as_uri())
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert 'data-rendered-nodes="2"' in proc.stdout
     assert proc.stdout.count('class="node target pii"') == 1 and proc.stdout.count('class="node pii"') == 1

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 import struct
 import subprocess
 from datetime import datetime, timezone
@@ -18,7 +17,6 @@ from dq_governance.observe.history import read_history_rows, runs
 from dq_governance.observe.indicators import indicators
 from dq_governance.observe.report_html import never_failing, render_report
 
-REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture()
@@ -152,22 +150,6 @@ def test_history_written_by_the_engine_writer_reads_back_without_spark(spark, tm
 # -- in a real browser --------------------------------------------------------------------------
 
 
-def _chromium() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        if shutil.which(name):
-            return shutil.which(name)
-    subprocess.run([str(REPO / "scripts" / "ensure-chromium.sh")], check=False, timeout=900)
-    return shutil.which("chromium")
-
-
-def _browser(browser: str, profile: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
-         *args],
-        capture_output=True, text=True, timeout=180)
-
-
 def png_size(path: Path) -> tuple[int, int]:
     head = path.read_bytes()[:24]
     assert head[:8] == b"\x89PNG\r\n\x1a\n"
@@ -175,14 +157,11 @@ def png_size(path: Path) -> tuple[int, int]:
 
 
 @pytest.mark.integration
-def test_report_renders_in_headless_chromium_with_scripts_off(history, tmp_path):
-    browser = _chromium()
-    if browser is None:
-        pytest.skip("Chromium is not installed and could not be installed (scripts/ensure-chromium.sh)")
+def test_report_renders_in_headless_chromium_with_scripts_off(history, tmp_path, chromium):
     out = tmp_path / "report.html"
     assert main(["report", "--history", str(history), "-o", str(out)]) == 0
     # --dump-dom serialises through script, so this run keeps it on; the page has none (its CSP forbids any)
-    dom = _browser(browser, tmp_path / "p1", "--dump-dom", out.as_uri())
+    dom = chromium(tmp_path / "p1", "--dump-dom", out.as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
     html = dom.stdout
     assert re.search(r'<body[^>]*data-runs="8"[^>]*data-pipelines="2"', html)
@@ -196,7 +175,7 @@ def test_report_renders_in_headless_chromium_with_scripts_off(history, tmp_path)
     assert [a["data-rule"] for t, a in elements if a.get("class") == "bar"] == ["orders · pedido_id_not_null"]
     assert sum(1 for t, a in elements if a.get("class") == "cell") == 6 * 5 + 2
     shot = tmp_path / "report.png"
-    result = _browser(browser, tmp_path / "p2", f"--screenshot={shot}",
+    result = chromium(tmp_path / "p2", f"--screenshot={shot}",
                       "--window-size=1400,2600", "--hide-scrollbars", out.as_uri())
     assert result.returncode == 0, result.stderr[-2000:]
     assert png_size(shot) == (1400, 2600)

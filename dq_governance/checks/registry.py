@@ -455,7 +455,8 @@ def schema_drift(rule: Any, ctx: BuildContext) -> RulePlan:
 def pii_undeclared(rule: Any, ctx: BuildContext) -> RulePlan:
     """Columns the PII scanner flags (values or names) that the contract does not mark `pii: true`.
 
-    The scan samples the input (`sample` rows, fixed seed) in jobs of its own, like `sql` and `reconcile`.
+    The scan samples the input (`sample` rows, fixed seed) in jobs of its own, like `sql` and `reconcile`;
+    the row count comes from the check pass.
     The message names columns, entities and match rates, never a value.
     """
 
@@ -463,7 +464,8 @@ def pii_undeclared(rule: Any, ctx: BuildContext) -> RulePlan:
         from dq_governance.masking.detect import scan_pii
         from dq_governance.masking.proposals import evidence, undeclared
 
-        report = scan_pii(ctx.input_df, sample_rows=rule.sample, min_confidence=rule.min_confidence)
+        report = scan_pii(ctx.input_df, sample_rows=rule.sample, min_confidence=rule.min_confidence,
+                          total_rows=m.total_rows)
         ignored = {c.lower() for c in rule.ignore}
         found = [f for f in undeclared(report.findings, ctx.contract) if f.column.lower() not in ignored]
         if not found:

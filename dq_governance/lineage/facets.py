@@ -375,6 +375,14 @@ def _expected(rule: Any) -> str | None:
     return "0" if rule.level == "row" else None
 
 
+def _described(rule: Any, pii: set[str]) -> dict[str, Any]:
+    """The fields an assertion and a test execution share: name, severity, description, expected, actual, content."""
+    content_type = CONTENT_TYPES.get(rule.type) if rule.content else None
+    return {"name": rule.name, "severity": rule.severity, "description": rule.description,
+            "expected": _expected(rule), "actual": _actual(rule, pii),
+            "content": rule.content if content_type else None, "contentType": content_type}
+
+
 def assertions_facet(contract: Any, result: Any) -> data_quality_assertions_dataset.DataQualityAssertionsDatasetFacet:
     """One 1-1-0 assertion per evaluated rule (skipped rules are only in the test facet)."""
     pii = set(contract.pii_columns())
@@ -382,19 +390,9 @@ def assertions_facet(contract: Any, result: Any) -> data_quality_assertions_data
     for rule in result.rules:
         if rule.status == "skipped":
             continue
-        content_type = CONTENT_TYPES.get(rule.type) if rule.content else None
         assertions.append(
             data_quality_assertions_dataset.Assertion(
-                assertion=rule.type,
-                success=bool(rule.passed),
-                column=rule.column,
-                severity=rule.severity,
-                name=rule.name,
-                description=rule.description,
-                expected=_expected(rule),
-                actual=_actual(rule, pii),
-                content=rule.content if content_type else None,
-                contentType=content_type,
+                assertion=rule.type, success=bool(rule.passed), column=rule.column, **_described(rule, pii)
             )
         )
     return data_quality_assertions_dataset.DataQualityAssertionsDatasetFacet(assertions=assertions)
@@ -405,18 +403,10 @@ def test_facet(contract: Any, result: Any) -> test_run.TestRunFacet:
     pii = set(contract.pii_columns())
     tests = []
     for rule in result.rules:
-        content_type = CONTENT_TYPES.get(rule.type) if rule.content else None
         tests.append(
             test_run.TestExecution(
-                name=rule.name,
-                status=TEST_STATUS.get(rule.status, "pass" if rule.passed else "fail"),
-                severity=rule.severity,
-                type=rule.type,
-                description=rule.description,
-                expected=_expected(rule),
-                actual=_actual(rule, pii),
-                content=rule.content if content_type else None,
-                contentType=content_type,
+                status=TEST_STATUS.get(rule.status, "pass" if rule.passed else "fail"), type=rule.type,
+                **_described(rule, pii),
             )
         )
     return test_run.TestRunFacet(tests=tests)

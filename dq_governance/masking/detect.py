@@ -200,9 +200,11 @@ class ScanReport:
         return {f.column: f for f in self.findings}
 
 
-def sample(df: DataFrame, rows: int = DEFAULT_SAMPLE, seed: int = SAMPLE_SEED) -> tuple[DataFrame, int]:
-    """A deterministic sample of at most `rows` rows, and the input's row count."""
-    total = df.count()
+def sample(
+    df: DataFrame, rows: int = DEFAULT_SAMPLE, seed: int = SAMPLE_SEED, total: int | None = None
+) -> tuple[DataFrame, int]:
+    """A deterministic sample of at most `rows` rows, and the input's row count (counted unless given)."""
+    total = df.count() if total is None else total
     if total <= rows:
         return df, total
     # oversample a little so the limit is nearly always reached, then cut deterministically
@@ -260,10 +262,14 @@ def score(column: str, rates: dict[str, float]) -> list[tuple[str, float, float 
 
 
 def scan_pii(
-    df: DataFrame, *, sample_rows: int = DEFAULT_SAMPLE, min_confidence: float = DEFAULT_MIN_CONFIDENCE
+    df: DataFrame, *, sample_rows: int = DEFAULT_SAMPLE, min_confidence: float = DEFAULT_MIN_CONFIDENCE,
+    total_rows: int | None = None,
 ) -> ScanReport:
-    """Sample `df` and report the columns that look like PII, best entity per column."""
-    sampled, total = sample(df, sample_rows)
+    """Sample `df` and report the columns that look like PII, best entity per column.
+
+    `total_rows`, when the caller already counted `df` (the check pass has), saves a pass over it.
+    """
+    sampled, total = sample(df, sample_rows, total=total_rows)
     sampled = sampled.cache()
     try:
         columns = scannable_columns(sampled)
