@@ -46,15 +46,20 @@ def check(
     volume_history: list[int] | None = None,
     now: Any = None,
     previous_schema: dict[str, str] | None = None,
+    storage: str = "auto",
 ) -> CheckResult:
-    """Evaluate every rule of `contract` on `df`; the result holds valid_df, quarantine_df and report_rows()."""
+    """Evaluate every rule of `contract` on `df`; the result holds valid_df, quarantine_df and report_rows().
+
+    `storage` keeps the checked rows for the outputs: "checkpoint" (fast), "cache" (survives a lost
+    executor) or "auto" (checkpoint on a local master, cache on a cluster).
+    """
     from dq_governance.checks.engine import evaluate
 
     resolved, location = resolve_contract(contract)
     result = evaluate(
         df, resolved, run_id=run_id or str(uuid.uuid4()), pipeline=pipeline or resolved.name, source=source,
         mode="split", spark=df.sparkSession, volume_history=volume_history, now=now,
-        previous_schema=previous_schema,
+        previous_schema=previous_schema, storage=storage,
     )
     if not result.pii_columns:
         result.pii_columns = resolved.pii_columns()
@@ -86,10 +91,12 @@ def run(
     raise_on_block: bool = True,
     contract_location: str | None = None,
     failed_sample: int = 0,
+    storage: str = "auto",
 ) -> CheckResult:
     """Check, route, mask, stage and (if the gate passes) publish; write the report; emit lineage.
 
-    `failed_sample=N` keeps up to N invalid rows, masked like the outputs, in `result.failed_rows`.
+    `failed_sample=N` keeps up to N invalid rows, masked like the outputs, in `result.failed_rows`;
+    `storage` is check()'s.
     """
     from dq_governance.publish import policy
     from dq_governance.publish.writer import Output
@@ -120,7 +127,7 @@ def run(
         history = _volume_history(spark, resolved, report, report_format, pipeline, run_id) if report else None
         drift = _previous_schema(resolved, report, report_format, pipeline, run_id, spark) if report else None
         result = check(df, resolved, run_id=run_id, pipeline=pipeline, source=source, volume_history=history,
-                       previous_schema=drift)
+                       previous_schema=drift, storage=storage)
         if location and not result.contract_location:
             result.contract_location = location
         result.masking = masking

@@ -45,7 +45,7 @@ def main(events: str, workdir: str) -> None:
             "application_run_id": application_run_id(spark),
             "complete_run_id": ok.run_id, "complete_published": ok.published,
             "valid_rows": ok.valid_rows, "invalid_rows": ok.invalid_rows,
-            "fail_run_id": blocked.run_id, "fail_published": blocked.published,
+            "fail_run_id": blocked.run_id, "fail_published": blocked.published, "work": str(work),
         }))
     finally:
         spark.stop()

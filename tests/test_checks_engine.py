@@ -82,19 +82,58 @@ def test_warn_severity_and_warn_action_do_not_invalidate(spark):
         result.release()
 
 
-def test_split_reads_the_cache_not_the_input(spark):
+@pytest.mark.parametrize("storage, scan", [("checkpoint", "Scan ExistingRDD"), ("cache", "InMemoryTableScan")])
+def test_split_reads_the_kept_rows_not_the_input(spark, storage, scan):
     from dq_governance.checks.engine import evaluate
 
     c = contract(ORDERS_FIELDS)
-    result = evaluate(spark.createDataFrame([("1", "5"), ("1", "x"), ("2", "-1"), ("3", "1")], "id string, amount string"), c)
+    df = spark.createDataFrame([("1", "5"), ("1", "x"), ("2", "-1"), ("3", "1")], "id string, amount string")
+    result = evaluate(df, c, storage=storage)
+    kept = result.cached[0]
+    assert kept.storage == storage
+    persistent = lambda: set(spark.sparkContext._jsc.getPersistentRDDs().keySet())  # noqa: E731
     try:
-        assert result.annotated_df.storageLevel.useMemory or result.cached[0].is_cached
-        assert "InMemoryTableScan" in result.valid_df._jdf.queryExecution().executedPlan().toString()
-        assert "InMemoryTableScan" in result.quarantine_df._jdf.queryExecution().executedPlan().toString()
-        assert (result.valid_df.count(), result.quarantine_df.count()) == (1, 3)
+        for output in (result.valid_df, result.quarantine_df, result.annotated_df):
+            plan = output._jdf.queryExecution().executedPlan().toString()
+            assert scan in plan  # the kept rows, not the input
+            if storage == "checkpoint":  # (a cached plan prints the plan it was built from, try_cast included)
+                assert "try_cast" not in plan
+        if storage == "checkpoint":
+            assert kept._rdd.id() in persistent()
+        else:
+            assert kept.frame.is_cached
+        before = sorted(map(tuple, result.quarantine_df.collect()))
+        assert (result.valid_df.count(), len(before)) == (1, 3)
+        rdd_id = kept._rdd.id() if storage == "checkpoint" else None
     finally:
         result.release()
     assert not result.cached
+    if rdd_id is not None:
+        assert rdd_id not in persistent()
+    # After release the outputs read the input again (and convert it again), with the same rows.
+    assert "try_cast" in result.valid_df._jdf.queryExecution().executedPlan().toString()
+    assert sorted(map(tuple, result.quarantine_df.collect())) == before and result.valid_df.count() == 1
+
+
+def test_split_storage_choice(spark):
+    from dq_governance.checks.engine import evaluate
+    from dq_governance.checks.materialize import resolve_storage
+    from dq_governance.errors import ConfigError
+
+    assert resolve_storage("auto", "local[2]") == "checkpoint"  # nothing to lose on one JVM
+    assert resolve_storage("auto", "spark://host:7077") == "cache"  # a lost executor recomputes its blocks
+    assert resolve_storage("auto", "yarn") == "cache" and resolve_storage("cache", "local") == "cache"
+    # a plan-reading listener (OpenLineage) would see the outputs' writes with no input after a checkpoint
+    assert resolve_storage("auto", "local[2]", listeners=True) == "cache"
+    assert resolve_storage("checkpoint", "local[2]", listeners=True) == "checkpoint"  # asked for explicitly
+    with pytest.raises(ConfigError, match="unknown split storage 'disk'; expected one of auto, checkpoint, cache"):
+        evaluate(spark.createDataFrame([("1", "5")], "id string, amount string"), contract(ORDERS_FIELDS),
+                 storage="disk")
+    result = evaluate(spark.createDataFrame([("1", "5")], "id string, amount string"), contract(ORDERS_FIELDS))
+    try:
+        assert result.cached[0].storage == "checkpoint"  # the test session is local
+    finally:
+        result.release()
 
 
 def _count_jobs(spark, action) -> int:
@@ -185,3 +224,19 @@ def test_recheck_of_annotated_data_replaces_annotations(spark):
         again.release()
     finally:
         first.release()
+
+
+def test_rule_names_with_quotes_and_backslashes_annotate_rows(spark):
+    from dq_governance.checks.engine import evaluate
+
+    odd = "it's a \\d rule"
+    c = contract([{"name": "id", "type": "long"}],
+                 [{"type": "expression", "name": odd, "expression": "id > 1"},
+                  {"type": "expression", "name": "ünïcode rule", "expression": "id > 2", "severity": "warn"}])
+    result = evaluate(spark.createDataFrame([("1",), ("2",), ("3",)], "id string"), c)
+    try:
+        rows = sorted(map(tuple, result.annotated_df.collect()))
+        assert rows == [("1", [odd], ["ünïcode rule"]), ("2", [], ["ünïcode rule"]), ("3", [], [])]
+        assert (result.rule(odd).failed_count, result.rule("ünïcode rule").failed_count) == (1, 2)
+    finally:
+        result.release()

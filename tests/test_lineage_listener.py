@@ -87,6 +87,20 @@ def test_both_sides_name_the_input_dataset_the_same(recorded):
     assert ("file", CSV) in spark_inputs
 
 
+def test_listener_sees_the_input_behind_the_published_outputs(recorded):
+    """The valid and quarantine writes still trace back to the CSV (the split keeps rows in the cache here)."""
+    summary, lines, _ = recorded
+    work = summary["work"]
+    writes = {}
+    for event in listeners(lines):
+        if event["eventType"] != "COMPLETE":
+            continue
+        for output in event.get("outputs") or []:
+            if output["name"] in (f"{work}/target", f"{work}/quarantine"):
+                writes.setdefault(output["name"], set()).update(d["name"] for d in event.get("inputs") or [])
+    assert writes == {f"{work}/target": {CSV}, f"{work}/quarantine": {CSV}}
+
+
 def test_our_complete_event_carries_the_seed_lab_facets(recorded):
     summary, lines, _ = recorded
     [complete] = [e for e in ours(lines) if e["eventType"] == "COMPLETE"]

@@ -6,23 +6,27 @@ Plan of one run:
    and one left join per foreign key;
 3. ONE Spark job over the input for every row condition, every per-rule count and every dataset metric:
    - mode "counts": a single `agg` of count_if conditions and metric aggregates;
-   - mode "split": the typed columns plus one bit per row rule (packed into longs) are persisted and the
-     same `agg` runs on top of it, so building the cache and measuring are one job; valid and quarantine
-     outputs then read the cache, never the input again, and spell out `_dq_errors` / `_dq_warnings`
-     (names, not bits) only for the rows they return;
+   - mode "split": the typed columns plus one bit per row rule (packed into longs) are kept (a local
+     checkpoint, or Spark's cache: see materialize.py) and the same `agg` runs on top of them, so keeping
+     and measuring are one job; valid and quarantine outputs then read the kept rows, never the input
+     again, and spell out `_dq_errors` / `_dq_warnings` (names, not bits) only for the rows they return;
 4. `sql` and `reconcile` rules run their own query (over the typed data / the source), one per rule.
 
-Who unpersists: the caller, through `CheckResult.release()` (publish does it after writing).
+Who frees the kept rows: the caller, through `CheckResult.release()` (publish does it after writing); the
+outputs then read the input again.
 """
 
 from __future__ import annotations
 
+import base64
+import functools
 import re
 import uuid
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import reduce
-from typing import Any, Sequence
+from typing import Any, Callable, ParamSpec, Sequence, TypeVar
 
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -30,6 +34,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, DateType, NumericType, StructType, TimestampNTZType, TimestampType
 
 from dq_governance.checks import casting
+from dq_governance.checks.materialize import Kept, keep, resolve_storage
 from dq_governance.checks.registry import (
     DEFAULT_DIMENSIONS,
     Measured,
@@ -49,13 +54,40 @@ WARNINGS_COL = "_dq_warnings"
 MODES = ("split", "counts")
 #: duplicated-key sets up to this many keys are broadcast to the main pass (no shuffle of the input)
 BROADCAST_DUPLICATE_KEYS = 2_000_000
-_CACHE_COMPRESSION = "spark.sql.inMemoryColumnarStorage.compressed"
 _VIEW_RE = re.compile(r"(?<![\w`])_validation_df(?!\w)")
+_PLAIN_TEXT = re.compile(r"[\w .:/-]*")
+
+
+# Column references made during one evaluate(), by name. Each F.col is about a dozen py4j round trips
+# (PySpark records the call site), and a 40-rule run asks for the same few names hundreds of times.
+_COLUMNS: ContextVar[dict[str, Column] | None] = ContextVar("dq_governance_columns", default=None)
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def q(name: str) -> Column:
     """A top-level column by exact name (dots and spaces allowed)."""
-    return F.col("`" + name.replace("`", "``") + "`")
+    memo = _COLUMNS.get()
+    column = memo.get(name) if memo is not None else None
+    if column is None:
+        column = F.col("`" + name.replace("`", "``") + "`")
+        if memo is not None:
+            memo[name] = column
+    return column
+
+
+def _with_column_memo(fn: Callable[P, R]) -> Callable[P, R]:
+    """Run `fn` with its own memo of column references (q)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        token = _COLUMNS.set({})
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _COLUMNS.reset(token)
+
+    return wrapper
 
 
 def _first_line(exc: BaseException) -> str:
@@ -256,6 +288,7 @@ def read_reference(spark: SparkSession, spec: ReferenceSpec) -> DataFrame:
 # --------------------------------------------------------------------------- the run
 
 
+@_with_column_memo
 def evaluate(
     df: DataFrame,
     contract: Contract,
@@ -268,10 +301,15 @@ def evaluate(
     volume_history: Sequence[int] | None = None,
     now: datetime | None = None,
     previous_schema: dict[str, str] | None = None,
+    storage: str = "auto",
 ) -> CheckResult:
-    """Evaluate every rule of the contract on df; mode "split" also returns annotated/valid/quarantine."""
+    """Evaluate every rule of the contract on df; mode "split" also returns annotated/valid/quarantine.
+
+    `storage` keeps the split's rows between the pass and the outputs: "checkpoint", "cache" or "auto".
+    """
     if mode not in MODES:
         raise ConfigError(f"unknown check mode {mode!r}; expected one of {', '.join(MODES)}")
+    resolve_storage(storage, "local")  # an unknown name fails before any Spark work
     started = datetime.now(timezone.utc)
     spark = spark or df.sparkSession
     run_id = run_id or str(uuid.uuid4())
@@ -319,23 +357,18 @@ def evaluate(
     metric_columns = _column_metric_aggregates(ctx, contract, add)
 
     annotated = valid_df = quarantine_df = None
+    kept: Kept | None = None
     row_rules = [(i, rule, v) for i, (rule, _p, v) in enumerate(plans) if v is not None]
     if mode == "split":
-        # The cache holds the typed columns plus one bit per row rule (a few longs), not arrays of names:
+        # The kept rows hold the typed columns plus one bit per row rule (a few longs), not arrays of names:
         # building and caching two arrays for every row cost about a tenth of the split (bench_checks.py).
         # Names are spelled out only when an output is read, and the valid output never needs them.
         layout = _BitLayout(row_rules)
         full = flagged.select(*[q(c) for c in stage.columns], *layout.columns())
-        # The cache lives for one run: compressing it costs more CPU than it saves (measured by the benchmark).
-        # The setting is read when the cache is built (during the pass below), and restored right after it.
-        compression = spark.conf.get(_CACHE_COMPRESSION, "true")
-        spark.conf.set(_CACHE_COMPRESSION, "false")
         for index, _rule, _v in row_rules:
-            add(f"v{index}", F.count_if(layout.flag(index)))
-        add("valid", F.count_if(layout.valid()))
-        # One `agg` over the persisted frame builds the cache and measures in the same job. observe() riding on
-        # the cache build was tried: with 40 rules on 2M rows it took 95 s against 26 s for this agg.
-        measured_frame = full.persist(StorageLevel.MEMORY_AND_DISK_DESER)
+            add(f"v{index}", layout.count(index))
+        add("valid", layout.count_valid())
+        measured_frame = full
     else:
         # Each condition becomes a column once, so its count and the validity test share one evaluation.
         flags = {index: f"__dq_v{index}" for index, _rule, _v in row_rules}
@@ -344,18 +377,22 @@ def evaluate(
         for index, _rule, _violation in row_rules:
             add(f"v{index}", F.count_if(q(flags[index])))
         add("valid", F.count_if(~reduce(lambda a, b: a | b, errors_any, F.lit(False))))
-    if mode == "split":
-        cached.append(measured_frame)
     try:
-        try:  # THE pass over the input: every count and metric (and in split mode the cache)
-            row = measured_frame.agg(*aggs).collect()[0]
+        try:  # THE pass over the input: every count and metric (and in split mode the kept rows)
+            if mode == "split":
+                # One `agg` over the kept frame builds it and measures in the same job. observe() riding on
+                # the cache build was tried: with 40 rules on 2M rows it took 95 s against 26 s for this agg.
+                kept = keep(measured_frame, storage)
+                cached.append(kept)
+                measured_frame = kept.frame
+                with kept.building():
+                    row = measured_frame.agg(*aggs).collect()[0]
+            else:
+                row = measured_frame.agg(*aggs).collect()[0]
         except Exception as exc:
             raise InputDataError(f"checking {source or contract.name} failed: {_first_line(exc)}") from None
-        finally:
-            if mode == "split":
-                spark.conf.set(_CACHE_COMPRESSION, compression)
         values = dict(zip(keys, row))
-        for frame in [f for f in cached if f is not measured_frame]:  # duplicated keys: used up by the pass
+        for frame in [f for f in cached if f is not kept]:  # duplicated keys: used up by the pass
             frame.unpersist()
             cached.remove(frame)
         if mode == "split":
@@ -403,6 +440,10 @@ def evaluate(
         input_schema={f.name: f.dataType.simpleString() for f in df.schema.fields},
         contract=contract,
     )
+    if mode == "split":
+        assert layout is not None
+        split_layout = layout
+        result.unkept_outputs = lambda: _outputs(full, split_layout, fields, df.columns, user_columns)
     return result
 
 
@@ -501,7 +542,11 @@ def _join_flags(ctx: BuildContext, stage: DataFrame, cached: list[DataFrame]) ->
 
 
 class _BitLayout:
-    """Row-rule flags packed into long columns, 63 rules a word; error rules also form a mask per word."""
+    """Row-rule flags packed into long columns, 63 rules a word; error rules also form a mask per word.
+
+    Tests on the words are written as SQL text: one py4j call per Column instead of about twenty for the
+    same expression built from Column operators, which for 40 rules was most of the driver's time.
+    """
 
     BITS = 63  # bits 0..62: the sign bit stays unused
 
@@ -521,29 +566,51 @@ class _BitLayout:
         terms: dict[str, list[Column]] = {}
         for index, _rule, violation in self.rules:
             word, bit = self.slot[index]
-            term = F.when(violation, F.lit(bit).cast("long")).otherwise(F.lit(0).cast("long"))
-            terms.setdefault(word, []).append(term)
-        return [reduce(lambda a, b: a + b, parts).alias(word) for word, parts in terms.items()]
+            # Bits below 2**31 are int literals: their sum still fits an int, and the first long bit widens it.
+            terms.setdefault(word, []).append(F.when(violation, F.lit(bit)).otherwise(F.lit(0)))
+        return [reduce(lambda a, b: a + b, parts).cast("long").alias(word) for word, parts in terms.items()]
+
+    def _test(self, index: int) -> str:
+        word, bit = self.slot[index]
+        return f"(`{word}` & {bit}L) != 0"
 
     def flag(self, index: int) -> Column:
         """True where the row violates rule `index`."""
-        word, bit = self.slot[index]
-        return q(word).bitwiseAND(F.lit(bit).cast("long")) != 0
+        return F.expr(self._test(index))
+
+    def count(self, index: int) -> Column:
+        """How many rows violate rule `index` (an aggregate)."""
+        return F.expr(f"count_if({self._test(index)})")
+
+    def _valid_sql(self) -> str:
+        tests = [f"(`{word}` & {mask}L) = 0" for word, mask in self.error_masks.items() if mask]
+        return " AND ".join(tests) or "true"
 
     def valid(self) -> Column:
         """True where the row violates no error rule."""
-        tests = [q(word).bitwiseAND(F.lit(mask).cast("long")) == 0 for word, mask in self.error_masks.items() if mask]
-        return reduce(lambda a, b: a & b, tests, F.lit(True))
+        return F.expr(self._valid_sql())
+
+    def count_valid(self) -> Column:
+        """How many rows violate no error rule (an aggregate)."""
+        return F.expr(f"count_if({self._valid_sql()})")
 
     def names(self, errors: bool) -> Column:
         """array<string> of the error (or warning) rule names the row violates, in contract order."""
-        named = [(rule.name, self.flag(index)) for index, rule, _v in self.rules if blocks(rule) == errors]
-        if not named:
+        entries = [f"IF({self._test(index)}, {_sql_string(rule.name)}, '')"
+                   for index, rule, _v in self.rules if blocks(rule) == errors]
+        if not entries:
             return F.array().cast("array<string>")
         # array_remove of "" rather than array_compact: array_compact is a lambda (filter) and would switch
         # off whole-stage code generation for the projection.
-        entries = [F.when(flag, F.lit(name)).otherwise(F.lit("")) for name, flag in named]
-        return F.array_remove(F.array(*entries), "")
+        return F.expr(f"array_remove(array({', '.join(entries)}), '')")
+
+
+def _sql_string(text: str) -> str:
+    """A Spark SQL string expression for any text, whatever the parser's escaping settings."""
+    if _PLAIN_TEXT.fullmatch(text):
+        return f"'{text}'"
+    encoded = base64.b64encode(text.encode("utf-8")).decode("ascii")  # no quote or backslash to escape
+    return f"CAST(unbase64('{encoded}') AS STRING)"
 
 
 def _outputs(full: DataFrame, layout: _BitLayout, fields: dict[str, _Field], input_columns: list[str],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 RuleStatus = Literal["passed", "warned", "failed", "skipped"]
 RunStatus = Literal["passed", "warned", "failed"]
@@ -92,7 +92,9 @@ class CheckResult:
     pii_columns: list[str] = field(default_factory=list)  # report rows withhold value-revealing metrics on these
     masking: str | None = None  # applied | none | disabled (recorded in report rows)
     outputs: list[dict[str, Any]] = field(default_factory=list)  # what `run` wrote: kind, location, rows
-    cached: list[Any] = field(default_factory=list, repr=False)  # DataFrames the engine persisted
+    cached: list[Any] = field(default_factory=list, repr=False)  # what the engine keeps (`unpersist()` each)
+    # annotated / valid / quarantine over the input again, for reads after release()
+    unkept_outputs: Callable[[], tuple[Any, Any, Any]] | None = field(default=None, repr=False)
     input_schema: dict[str, str] | None = None  # {column: Spark type} as read; the history keeps it for drift
     contract: Any = field(default=None, repr=False)  # the Contract checked (masks for failed-row samples)
     failed_rows: list[dict[str, Any]] = field(default_factory=list)  # masked sample kept by run(failed_sample=N)
@@ -108,9 +110,12 @@ class CheckResult:
         return (self.finished_at - self.started_at).total_seconds()
 
     def release(self) -> None:
-        """Unpersist what the engine cached (annotated / valid / quarantine read it); safe to call twice."""
+        """Free the rows the engine kept; later reads of the outputs recompute them. Safe to call twice."""
         while self.cached:
             self.cached.pop().unpersist()
+        if self.unkept_outputs is not None:
+            self.annotated_df, self.valid_df, self.quarantine_df = self.unkept_outputs()
+            self.unkept_outputs = None
 
     def failed_sample(self, limit: int = 10, rule: str | None = None, keys: Any = None) -> list[dict[str, Any]]:
         """Up to `limit` invalid rows (or rows failing `rule`) with `_dq_errors`, masked like published data."""
