@@ -574,10 +574,6 @@ class _BitLayout:
         word, bit = self.slot[index]
         return f"(`{word}` & {bit}L) != 0"
 
-    def flag(self, index: int) -> Column:
-        """True where the row violates rule `index`."""
-        return F.expr(self._test(index))
-
     def count(self, index: int) -> Column:
         """How many rows violate rule `index` (an aggregate)."""
         return F.expr(f"count_if({self._test(index)})")

@@ -1,7 +1,7 @@
 """Keep the split's checked frame for its two outputs: a local checkpoint (fast) or Spark's cache (fault tolerant).
 
 The split evaluates every condition once and must not recompute the input for the valid and the quarantine
-output (issue 3), so the checked rows are kept while the outputs are written. Two ways, same rows:
+output, so the checked rows are kept while the outputs are written. Two ways, same rows:
 
 - "checkpoint": `localCheckpoint(eager=False)`. Rows are kept as Spark's own binary rows in the block store,
   built during the measuring pass. On the benchmark (2M rows, 7 columns) keeping and reading them back
