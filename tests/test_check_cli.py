@@ -148,3 +148,11 @@ def test_sync_pushes_the_run_as_datahub_requests(spark, repo, tmp_path, capsys, 
     sent = json.dumps(requests)
     for raw in ("ana@example.com", "bruno@example.com", "carla@example.com", "fabio@example.com"):
         assert raw not in sent  # no raw value of the PII email column in any payload
+
+
+@pytest.mark.parametrize("flag, used", [([], "checkpoint"), (["--split-storage", "cache"], "cache")])
+def test_split_storage_option(spark, repo, tmp_path, capsys, flag, used):
+    # the test session is local with no listener, so "auto" keeps the split as a local checkpoint
+    code = main([*_args(repo, tmp_path), "--json", *flag])
+    summary = json.loads(capsys.readouterr().out)
+    assert (code, summary["split_storage"], summary["valid_rows"], summary["invalid_rows"]) == (1, used, 1, 6)

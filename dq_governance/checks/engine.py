@@ -441,7 +441,8 @@ def evaluate(
         contract=contract,
     )
     if mode == "split":
-        assert layout is not None
+        assert layout is not None and kept is not None
+        result.split_storage = kept.storage
         split_layout = layout
         result.unkept_outputs = lambda: _outputs(full, split_layout, fields, df.columns, user_columns)
     return result

@@ -93,6 +93,7 @@ class CheckResult:
     masking: str | None = None  # applied | none | disabled (recorded in report rows)
     outputs: list[dict[str, Any]] = field(default_factory=list)  # what `run` wrote: kind, location, rows
     cached: list[Any] = field(default_factory=list, repr=False)  # what the engine keeps (`unpersist()` each)
+    split_storage: str | None = None  # how a split kept its rows: checkpoint | cache (None in counts mode)
     # annotated / valid / quarantine over the input again, for reads after release()
     unkept_outputs: Callable[[], tuple[Any, Any, Any]] | None = field(default=None, repr=False)
     input_schema: dict[str, str] | None = None  # {column: Spark type} as read; the history keeps it for drift
@@ -152,5 +153,6 @@ class CheckResult:
             "gate": asdict(self.gate),
             "started_at": self.started_at.isoformat(),
             "duration_seconds": self.duration_seconds,
+            "split_storage": self.split_storage,
             "rules": [rule.as_dict() for rule in self.rules],
         }

@@ -53,6 +53,10 @@ def _uuid(ctx: click.Context, param: click.Parameter, value: str | None) -> str 
               help="Confirm --no-mask.")
 @click.option("--show-failed", type=click.IntRange(min=0), default=0, metavar="N",
               help="Show up to N invalid rows with their failed rules, masked like the outputs.")
+@click.option("--split-storage", type=click.Choice(("auto", "checkpoint", "cache")), default="auto",
+              show_default=True, help="Where the checked rows wait for the two outputs: checkpoint (fast), "
+              "cache (survives a lost executor; keeps the listener's lineage), auto (checkpoint only on a "
+              "local master without listeners).")
 @click.option("--sync", "sync_catalog", type=click.Choice(("openmetadata", "datahub")),
               help="Push this run's contract and results to a catalog.")
 @click.option("--sync-url", help="Catalog URL (default: DQGOV_<CATALOG>_URL; none means a dry run).")
@@ -62,7 +66,7 @@ def check_command(
     mode: str, merge_keys: str | None, quarantine: str | None, report: str | None, run_id: str | None,
     pipeline: str | None, as_json: bool, lineage: str | None, lineage_strict: bool, no_listener: bool,
     parent_run_id: str | None, parent_job: str | None, no_mask: bool, unmasked_ok: bool, show_failed: int,
-    sync_catalog: str | None, sync_url: str | None, sync_out: str | None,
+    split_storage: str, sync_catalog: str | None, sync_url: str | None, sync_out: str | None,
 ) -> int:
     """Check CONTRACT's dataset; publish valid rows, quarantine invalid ones, append the report."""
     from dq_governance.api import resolve_contract, run
@@ -104,6 +108,7 @@ def check_command(
             merge_keys=keys, mask=not no_mask, lineage=lineage, lineage_strict=lineage_strict,
             parent_run_id=parent_run_id, parent_job=parent_job, run_id=run_id, pipeline=pipeline,
             source=source, raise_on_block=False, contract_location=contract_path, failed_sample=show_failed,
+            storage=split_storage,
         )
         if sync_catalog:
             _sync(sync_catalog, contract, result, url=sync_url,
