@@ -51,7 +51,8 @@ def check(
     """Evaluate every rule of `contract` on `df`; the result holds valid_df, quarantine_df and report_rows().
 
     `storage` keeps the checked rows for the outputs: "checkpoint" (fast), "cache" (survives a lost
-    executor) or "auto" (checkpoint on a local master, cache on a cluster).
+    executor, and keeps a lineage listener's view of the input) or "auto" (checkpoint on a local master
+    without Spark listeners, else cache).
     """
     from dq_governance.checks.engine import evaluate
 
