@@ -25,7 +25,7 @@ def failed_sample(
     if limit < 1:
         return []
     if result.quarantine_df is None:
-        raise ConfigError("failed rows are only kept by a split check (mode 'split'), and until release()")
+        raise ConfigError("failed rows are only kept by a split check (mode 'split'); a counts check has none")
     frame = result.quarantine_df
     if rule is not None:
         try:
