@@ -115,6 +115,41 @@ def test_split_reads_the_kept_rows_not_the_input(spark, storage, scan):
     assert sorted(map(tuple, result.quarantine_df.collect())) == before and result.valid_df.count() == 1
 
 
+def test_cache_storage_is_uncompressed_and_leaves_the_setting_alone(spark):
+    from dq_governance.checks.materialize import keep
+
+    setting = "spark.sql.inMemoryColumnarStorage.compressed"
+
+    def cached_bytes(frame) -> int:
+        frame.count()  # builds the cache (the only cached data of the session)
+        sizes = [info.memSize() for info in spark.sparkContext._jsc.sc().getRDDStorageInfo() if info.memSize() > 0]
+        assert len(sizes) == 1, sizes
+        return sizes[0]
+
+    # Three repeated words compress ~10x with Spark's dictionary encoding.
+    rows = spark.range(20_000).selectExpr("element_at(array('CRIADO', 'PAGO', 'CANCELADO'), int(id % 3) + 1) AS s")
+    compressed = rows.persist()
+    try:
+        size_compressed = cached_bytes(compressed)
+    finally:
+        compressed.unpersist(blocking=True)
+    assert spark.conf.get(setting, None) is None
+    kept = keep(rows.select("s"), "cache")
+    try:
+        assert kept.storage == "cache"
+        assert spark.conf.get(setting, None) is None  # restored right after persist
+        size_kept = cached_bytes(kept.frame)
+    finally:
+        kept.unpersist()
+    assert size_kept > 5 * size_compressed, (size_kept, size_compressed)
+    spark.conf.set(setting, "true")  # a value the user set explicitly survives too
+    try:
+        keep(rows.select("s", "s"), "cache").unpersist()
+        assert spark.conf.get(setting) == "true"
+    finally:
+        spark.conf.unset(setting)
+
+
 def test_split_storage_choice(spark):
     from dq_governance.checks.engine import evaluate
     from dq_governance.checks.materialize import resolve_storage

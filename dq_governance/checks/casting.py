@@ -6,6 +6,7 @@ a null or blank text value is not a type violation (`required` handles it).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from pyspark.sql import Column
@@ -46,10 +47,16 @@ class Conversion:
 def parse_type(type_text: str, where: str = "type") -> DataType:
     """The Spark DataType of a contract type string such as `long` or `decimal(12,2)`."""
     try:
-        return _parse_datatype_string(type_text)
+        return _parsed_type(type_text)
     except Exception as exc:  # pyspark raises several parse error classes
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ContractError(f"invalid Spark type {type_text!r}: {first}", field=where) from None
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_type(type_text: str) -> DataType:
+    # Parsing goes through the JVM (a few py4j round trips); a run asks for the same few types again and again.
+    return _parse_datatype_string(type_text)
 
 
 def same_type(left: DataType, right: DataType) -> bool:

@@ -385,10 +385,7 @@ def evaluate(
                 kept = keep(measured_frame, storage)
                 cached.append(kept)
                 measured_frame = kept.frame
-                with kept.building():
-                    row = measured_frame.agg(*aggs).collect()[0]
-            else:
-                row = measured_frame.agg(*aggs).collect()[0]
+            row = measured_frame.agg(*aggs).collect()[0]
         except Exception as exc:
             raise InputDataError(f"checking {source or contract.name} failed: {_first_line(exc)}") from None
         values = dict(zip(keys, row))
@@ -397,7 +394,8 @@ def evaluate(
             cached.remove(frame)
         if mode == "split":
             assert layout is not None
-            annotated, valid_df, quarantine_df = _outputs(measured_frame, layout, fields, df.columns, user_columns)
+            output_columns = _OutputColumns.of(layout, fields, df.columns, user_columns)
+            annotated, valid_df, quarantine_df = output_columns.frames(measured_frame)
         ctx.validation_frame = measured_frame.select(*[q(c) for c in user_columns])
         total = int(values["total"])
         results = [_result(rule, plan, index, values, total) for index, (rule, plan, _v) in enumerate(plans)]
@@ -441,10 +439,10 @@ def evaluate(
         contract=contract,
     )
     if mode == "split":
-        assert layout is not None and kept is not None
+        assert kept is not None
         result.split_storage = kept.storage
-        split_layout = layout
-        result.unkept_outputs = lambda: _outputs(full, split_layout, fields, df.columns, user_columns)
+        unkept = full
+        result.unkept_outputs = lambda: output_columns.frames(unkept)
     return result
 
 
@@ -610,15 +608,29 @@ def _sql_string(text: str) -> str:
     return f"CAST(unbase64('{encoded}') AS STRING)"
 
 
-def _outputs(full: DataFrame, layout: _BitLayout, fields: dict[str, _Field], input_columns: list[str],
-             user_columns: list[str]) -> tuple[DataFrame, DataFrame, DataFrame]:
-    """annotated (raw + arrays), valid (typed, no arrays), quarantine (raw + arrays), all over the cache."""
-    raw = [q(fields[c].raw_alias).alias(c) if c in fields and fields[c].raw_alias else q(c) for c in input_columns]
-    arrays = [layout.names(errors=True).alias(ERRORS_COL), layout.names(errors=False).alias(WARNINGS_COL)]
-    annotated = full.select(*raw, *arrays)
-    valid = full.where(layout.valid()).select(*[q(c) for c in user_columns])
-    quarantine = full.where(~layout.valid()).select(*raw, *arrays)
-    return annotated, valid, quarantine
+@dataclass(frozen=True)
+class _OutputColumns:
+    """The columns of the split's outputs, built once per run and applied to the kept or the unkept frame."""
+
+    raw: list[Column]  # the input columns as read (raw values where the contract converted them)
+    arrays: list[Column]  # _dq_errors, _dq_warnings
+    valid: Column
+    typed: list[Column]  # the user's columns, typed
+
+    @classmethod
+    def of(cls, layout: _BitLayout, fields: dict[str, _Field], input_columns: list[str],
+           user_columns: list[str]) -> _OutputColumns:
+        """The output columns of one run."""
+        raw = [q(fields[c].raw_alias).alias(c) if c in fields and fields[c].raw_alias else q(c) for c in input_columns]
+        arrays = [layout.names(errors=True).alias(ERRORS_COL), layout.names(errors=False).alias(WARNINGS_COL)]
+        return cls(raw, arrays, layout.valid(), [q(c) for c in user_columns])
+
+    def frames(self, full: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame]:
+        """annotated (raw + arrays), valid (typed, no arrays), quarantine (raw + arrays) over `full`."""
+        annotated = full.select(*self.raw, *self.arrays)
+        valid = full.where(self.valid).select(*self.typed)
+        quarantine = full.where(~self.valid).select(*self.raw, *self.arrays)
+        return annotated, valid, quarantine
 
 
 def _column_metric_aggregates(ctx: BuildContext, contract: Contract, add: Any) -> dict[str, list[str]]:
