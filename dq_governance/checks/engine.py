@@ -441,8 +441,7 @@ def evaluate(
     if mode == "split":
         assert kept is not None
         result.split_storage = kept.storage
-        unkept = full
-        result.unkept_outputs = lambda: output_columns.frames(unkept)
+        result.unkept_outputs = lambda: output_columns.frames(full)
     return result
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from dq_governance.checks.materialize import STORAGES
 from dq_governance.cli.app import cli
 from dq_governance.cli.inputs import INPUT_FORMATS, delta_conf, guess_format, read_frame
 from dq_governance.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, InputDataError
@@ -53,7 +54,7 @@ def _uuid(ctx: click.Context, param: click.Parameter, value: str | None) -> str 
               help="Confirm --no-mask.")
 @click.option("--show-failed", type=click.IntRange(min=0), default=0, metavar="N",
               help="Show up to N invalid rows with their failed rules, masked like the outputs.")
-@click.option("--split-storage", type=click.Choice(("auto", "checkpoint", "cache")), default="auto",
+@click.option("--split-storage", type=click.Choice(STORAGES), default="auto",
               show_default=True, help="Where the checked rows wait for the two outputs: checkpoint (fast), "
               "cache (survives a lost executor; keeps the listener's lineage), auto (checkpoint only on a "
               "local master without listeners).")
