@@ -5,8 +5,8 @@
 Orders-like data (about 1% bad values) is generated and cached; 8 rules are evaluated three ways:
 1. `counts`: our engine, per-rule counts and metrics only;
 2. `split`: our engine, annotated split, valid and quarantine outputs both materialized (noop sink), with the
-   default storage (a local checkpoint here); `split_cache` the same with Spark's cache, which `auto` picks
-   on clusters and when a lineage listener is configured;
+   default storage (each kept row packed into one struct column of Spark's cache); `split_cache` the same
+   with one cache column per field, which `auto` picks when a lineage listener is configured;
 3. `baseline`: one `agg` of count_if conditions plus one `groupBy` for uniqueness, written by hand.
 Scaling: the same at 4x rows, and with 40 rules (5x). Prints one JSON object with seconds and ratios.
 """
@@ -188,7 +188,7 @@ def main() -> None:
     out["violations"] = counts
     out["seconds"] = {"baseline": round(t_base, 3), "counts": round(t_counts, 3), "split": round(t_split, 3)}
     out["ratios"] = {"counts_vs_baseline": r(t_counts, t_base), "split_vs_baseline": r(t_split, t_base),
-                     # what a session with a lineage listener gets (storage "auto" picks the cache there)
+                     # what a session with a lineage listener gets (storage "auto" picks "cache" there)
                      "split_cache_vs_baseline": r(t["split_cache"], t_base)}
     out["scaling"] = {
         "rows_4x": {"rows": 4 * args.rows, "seconds": {"baseline": round(t_base4, 3), "counts": round(t_counts4, 3),

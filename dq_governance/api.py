@@ -50,9 +50,9 @@ def check(
 ) -> CheckResult:
     """Evaluate every rule of `contract` on `df`; the result holds valid_df, quarantine_df and report_rows().
 
-    `storage` keeps the checked rows for the outputs: "checkpoint" (fast), "cache" (survives a lost
-    executor, and keeps a lineage listener's view of the input) or "auto" (checkpoint on a local master
-    without Spark listeners, else cache).
+    `storage` keeps the checked rows for the outputs in Spark's cache: "packed" (each row as one struct
+    column: fastest), "cache" (one column per field: a lineage listener's column-level view stays exact) or
+    "auto" (packed unless a Spark listener is configured).
     """
     from dq_governance.checks.engine import evaluate
 

@@ -150,9 +150,9 @@ def test_sync_pushes_the_run_as_datahub_requests(spark, repo, tmp_path, capsys, 
         assert raw not in sent  # no raw value of the PII email column in any payload
 
 
-@pytest.mark.parametrize("flag, used", [([], "checkpoint"), (["--split-storage", "cache"], "cache")])
+@pytest.mark.parametrize("flag, used", [([], "packed"), (["--split-storage", "cache"], "cache")])
 def test_split_storage_option(spark, repo, tmp_path, capsys, flag, used):
-    # the test session is local with no listener, so "auto" keeps the split as a local checkpoint
+    # the test session has no listener, so "auto" packs each kept row into one struct column
     code = main([*_args(repo, tmp_path), "--json", *flag])
     summary = json.loads(capsys.readouterr().out)
     assert (code, summary["split_storage"], summary["valid_rows"], summary["invalid_rows"]) == (1, used, 1, 6)

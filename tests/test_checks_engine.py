@@ -82,37 +82,52 @@ def test_warn_severity_and_warn_action_do_not_invalidate(spark):
         result.release()
 
 
-@pytest.mark.parametrize("storage, scan", [("checkpoint", "Scan ExistingRDD"), ("cache", "InMemoryTableScan")])
-def test_split_reads_the_kept_rows_not_the_input(spark, storage, scan):
+@pytest.mark.parametrize("storage, kept_columns", [("packed", ["__dq_row"]), ("cache", None)])
+def test_split_reads_the_kept_rows_not_the_input(spark, storage, kept_columns):
     from dq_governance.checks.engine import evaluate
 
     c = contract(ORDERS_FIELDS)
     df = spark.createDataFrame([("1", "5"), ("1", "x"), ("2", "-1"), ("3", "1")], "id string, amount string")
     result = evaluate(df, c, storage=storage)
     kept = result.cached[0]
-    assert kept.storage == storage
-    persistent = lambda: set(spark.sparkContext._jsc.getPersistentRDDs().keySet())  # noqa: E731
+    assert (kept.storage, result.split_storage) == (storage, storage)
     try:
+        assert kept.persisted.is_cached
+        if kept_columns:  # the whole row in one struct column, unpacked again under the original names
+            assert kept.persisted.columns == kept_columns
+        assert [c for c in kept.frame.columns if not c.startswith("__dq_")] == ["id", "amount"]
         for output in (result.valid_df, result.quarantine_df, result.annotated_df):
-            plan = output._jdf.queryExecution().executedPlan().toString()
-            assert scan in plan  # the kept rows, not the input
-            if storage == "checkpoint":  # (a cached plan prints the plan it was built from, try_cast included)
-                assert "try_cast" not in plan
-        if storage == "checkpoint":
-            assert kept._rdd.id() in persistent()
-        else:
-            assert kept.frame.is_cached
+            assert "InMemoryTableScan" in output._jdf.queryExecution().executedPlan().toString()  # kept rows
         before = sorted(map(tuple, result.quarantine_df.collect()))
         assert (result.valid_df.count(), len(before)) == (1, 3)
-        rdd_id = kept._rdd.id() if storage == "checkpoint" else None
+        assert [tuple(r) for r in result.valid_df.collect()] == [(3, 1.0)]
     finally:
         result.release()
-    assert not result.cached
-    if rdd_id is not None:
-        assert rdd_id not in persistent()
+    assert not result.cached and not kept.persisted.is_cached
     # After release the outputs read the input again (and convert it again), with the same rows.
-    assert "try_cast" in result.valid_df._jdf.queryExecution().executedPlan().toString()
+    plan = result.valid_df._jdf.queryExecution().executedPlan().toString()
+    assert "try_cast" in plan and "InMemoryTableScan" not in plan
     assert sorted(map(tuple, result.quarantine_df.collect())) == before and result.valid_df.count() == 1
+
+
+def test_release_rebuilds_outputs_only_when_read(spark):
+    from dq_governance.checks.engine import evaluate
+
+    df = spark.createDataFrame([("1", "5"), ("2", "-1")], "id string, amount string")
+    result = evaluate(df, contract(ORDERS_FIELDS))
+    calls = []
+    rebuild = result.unkept_outputs
+    result.unkept_outputs = lambda: calls.append(1) or rebuild()
+    result.release()
+    assert calls == [] and "valid_df" not in vars(result)
+    mine = result.valid_df.limit(0)
+    assert calls == [1]
+    result.valid_df = mine  # an output assigned after the rebuild stays as assigned
+    assert result.quarantine_df.count() == 1 and result.valid_df is mine and calls == [1]
+    result.release()  # twice is safe, and nothing is rebuilt again
+    assert result.valid_df is mine and result.annotated_df.count() == 2 and calls == [1]
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        result.nope  # noqa: B018
 
 
 def test_cache_storage_is_uncompressed_and_leaves_the_setting_alone(spark):
@@ -150,23 +165,49 @@ def test_cache_storage_is_uncompressed_and_leaves_the_setting_alone(spark):
         spark.conf.unset(setting)
 
 
+def test_run_caches_take_the_partitions_their_size_needs(spark):
+    from dq_governance.checks.materialize import persist_for_run
+
+    setting = "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning"
+
+    def cached_partitions(frame) -> int:
+        assert frame.count() == 10  # builds the cache (the only cached data of the session)
+        [info] = [i for i in spark.sparkContext._jsc.sc().getRDDStorageInfo() if i.numCachedPartitions() > 0]
+        return info.numCachedPartitions()
+
+    spark.conf.set("spark.sql.shuffle.partitions", "50")
+    try:
+        keys = spark.range(100).selectExpr("id % 10 AS k").groupBy("k").count()
+        plain = keys.persist()
+        try:
+            assert cached_partitions(plain) == 50  # one per shuffle partition, each a task on every read
+        finally:
+            plain.unpersist(blocking=True)
+        ours = persist_for_run(keys)
+        try:
+            assert cached_partitions(ours) == 1 and spark.conf.get(setting) == "false"  # restored
+        finally:
+            ours.unpersist(blocking=True)
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", "2")
+
+
 def test_split_storage_choice(spark):
     from dq_governance.checks.engine import evaluate
     from dq_governance.checks.materialize import resolve_storage
     from dq_governance.errors import ConfigError
 
-    assert resolve_storage("auto", "local[2]") == "checkpoint"  # nothing to lose on one JVM
-    assert resolve_storage("auto", "spark://host:7077") == "cache"  # a lost executor recomputes its blocks
-    assert resolve_storage("auto", "yarn") == "cache" and resolve_storage("cache", "local") == "cache"
-    # a plan-reading listener (OpenLineage) would see the outputs' writes with no input after a checkpoint
-    assert resolve_storage("auto", "local[2]", listeners=True) == "cache"
-    assert resolve_storage("checkpoint", "local[2]", listeners=True) == "checkpoint"  # asked for explicitly
-    with pytest.raises(ConfigError, match="unknown split storage 'disk'; expected one of auto, checkpoint, cache"):
+    assert resolve_storage("auto") == "packed" and resolve_storage("cache") == "cache"
+    # a plan-reading listener (OpenLineage) would see every output column come from every input column
+    # through the packed struct, so it gets one cache column per field
+    assert resolve_storage("auto", listeners=True) == "cache"
+    assert resolve_storage("packed", listeners=True) == "packed"  # asked for explicitly
+    with pytest.raises(ConfigError, match="unknown split storage 'disk'; expected one of auto, packed, cache"):
         evaluate(spark.createDataFrame([("1", "5")], "id string, amount string"), contract(ORDERS_FIELDS),
                  storage="disk")
     result = evaluate(spark.createDataFrame([("1", "5")], "id string, amount string"), contract(ORDERS_FIELDS))
     try:
-        assert result.cached[0].storage == "checkpoint"  # the test session is local
+        assert result.cached[0].storage == "packed"  # the test session has no listener
     finally:
         result.release()
 

@@ -6,10 +6,10 @@ Plan of one run:
    and one left join per foreign key;
 3. ONE Spark job over the input for every row condition, every per-rule count and every dataset metric:
    - mode "counts": a single `agg` of count_if conditions and metric aggregates;
-   - mode "split": the typed columns plus one bit per row rule (packed into longs) are kept (a local
-     checkpoint, or Spark's cache: see materialize.py) and the same `agg` runs on top of them, so keeping
-     and measuring are one job; valid and quarantine outputs then read the kept rows, never the input
-     again, and spell out `_dq_errors` / `_dq_warnings` (names, not bits) only for the rows they return;
+   - mode "split": the typed columns plus one bit per row rule (packed into longs) are kept in Spark's
+     cache (see materialize.py) and the same `agg` runs on top of them, so keeping and measuring are
+     one job; valid and quarantine outputs then read the kept rows, never the input again, and spell
+     out `_dq_errors` / `_dq_warnings` (names, not bits) only for the rows they return;
 4. `sql` and `reconcile` rules run their own query (over the typed data / the source), one per rule.
 
 Who frees the kept rows: the caller, through `CheckResult.release()` (publish does it after writing); the
@@ -28,13 +28,12 @@ from datetime import datetime, timezone
 from functools import reduce
 from typing import Any, Callable, ParamSpec, Sequence, TypeVar
 
-from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, DateType, NumericType, StructType, TimestampNTZType, TimestampType
 
 from dq_governance.checks import casting
-from dq_governance.checks.materialize import Kept, keep, resolve_storage
+from dq_governance.checks.materialize import Kept, keep, persist_for_run, resolve_storage
 from dq_governance.checks.registry import (
     DEFAULT_DIMENSIONS,
     Measured,
@@ -305,11 +304,11 @@ def evaluate(
 ) -> CheckResult:
     """Evaluate every rule of the contract on df; mode "split" also returns annotated/valid/quarantine.
 
-    `storage` keeps the split's rows between the pass and the outputs: "checkpoint", "cache" or "auto".
+    `storage` keeps the split's rows between the pass and the outputs: "packed", "cache" or "auto".
     """
     if mode not in MODES:
         raise ConfigError(f"unknown check mode {mode!r}; expected one of {', '.join(MODES)}")
-    resolve_storage(storage, "local")  # an unknown name fails before any Spark work
+    resolve_storage(storage)  # an unknown name fails before any Spark work
     started = datetime.now(timezone.utc)
     spark = spark or df.sparkSession
     run_id = run_id or str(uuid.uuid4())
@@ -359,24 +358,30 @@ def evaluate(
     annotated = valid_df = quarantine_df = None
     kept: Kept | None = None
     row_rules = [(i, rule, v) for i, (rule, _p, v) in enumerate(plans) if v is not None]
+    # Each condition becomes a named column once; everything built on top of the names is SQL text (one call
+    # to the JVM each, where the same expression from Column operators costs a dozen: most of the driver's
+    # time with 40 rules).
+    flags = {index: f"__dq_v{index}" for index, _rule, _v in row_rules}
+    flag_columns = [violation.alias(flags[index]) for index, _rule, violation in row_rules]
     if mode == "split":
         # The kept rows hold the typed columns plus one bit per row rule (a few longs), not arrays of names:
         # building and caching two arrays for every row cost about a tenth of the split (bench_checks.py).
         # Names are spelled out only when an output is read, and the valid output never needs them.
-        layout = _BitLayout(row_rules)
-        full = flagged.select(*[q(c) for c in stage.columns], *layout.columns())
+        layout = _BitLayout([(index, rule) for index, rule, _v in row_rules])
+        typed = [q(c) for c in stage.columns]
+        full = flagged.select(*typed, *flag_columns).select(*typed, *layout.columns(flags))
         for index, _rule, _v in row_rules:
             add(f"v{index}", layout.count(index))
         add("valid", layout.count_valid())
         measured_frame = full
     else:
-        # Each condition becomes a column once, so its count and the validity test share one evaluation.
-        flags = {index: f"__dq_v{index}" for index, _rule, _v in row_rules}
-        measured_frame = flagged.select("*", *[v.alias(flags[i]) for i, _rule, v in row_rules])
-        errors_any = [F.coalesce(q(flags[i]), F.lit(False)) for i, rule, _v in row_rules if blocks(rule)]
-        for index, _rule, _violation in row_rules:
-            add(f"v{index}", F.count_if(q(flags[index])))
-        add("valid", F.count_if(~reduce(lambda a, b: a | b, errors_any, F.lit(False))))
+        # The flags stay columns under the aggregate, so a rule's count and the validity test share one
+        # evaluation of its condition.
+        measured_frame = flagged.select("*", *flag_columns)
+        for index in flags:
+            add(f"v{index}", F.expr(f"count_if(`{flags[index]}`)"))
+        errors = [f"coalesce(`{flags[index]}`, false)" for index, rule, _v in row_rules if blocks(rule)]
+        add("valid", F.expr(f"count_if(NOT ({' OR '.join(errors) or 'false'}))"))
     try:
         try:  # THE pass over the input: every count and metric (and in split mode the kept rows)
             if mode == "split":
@@ -500,12 +505,11 @@ def _join_flags(ctx: BuildContext, stage: DataFrame, cached: list[DataFrame]) ->
         present = reduce(lambda a, b: a & b, [ctx.col(c).isNotNull() for c in columns])
         if filter_sql:
             present = present & F.coalesce(ctx.expr(filter_sql, f"unique({','.join(columns)})"), F.lit(False))
-        duplicates = (
+        duplicates = persist_for_run(
             stage.where(present)
             .groupBy(*[ctx.col(c).alias(a) for c, a in zip(columns, aliases)])
             .agg(F.count(F.lit(1)).alias(marker))
             .where(q(marker) > 1)
-            .persist(StorageLevel.MEMORY_AND_DISK_DESER)
         )
         cached.append(duplicates)
         found = duplicates.count()  # the one aggregation for this key set
@@ -542,31 +546,31 @@ def _join_flags(ctx: BuildContext, stage: DataFrame, cached: list[DataFrame]) ->
 class _BitLayout:
     """Row-rule flags packed into long columns, 63 rules a word; error rules also form a mask per word.
 
-    Tests on the words are written as SQL text: one py4j call per Column instead of about twenty for the
-    same expression built from Column operators, which for 40 rules was most of the driver's time.
+    Every expression on the words is SQL text over the flag and word names (see evaluate).
     """
 
     BITS = 63  # bits 0..62: the sign bit stays unused
 
-    def __init__(self, row_rules: list[tuple[int, Any, Column]]):
+    def __init__(self, row_rules: list[tuple[int, Any]]):
         self.rules = row_rules
         self.slot = {index: (f"__dq_bits{n // self.BITS}", 1 << (n % self.BITS))
-                     for n, (index, _rule, _v) in enumerate(row_rules)}
+                     for n, (index, _rule) in enumerate(row_rules)}
         self.error_masks: dict[str, int] = {}
-        for index, rule, _v in row_rules:
+        for index, rule in row_rules:
             word, bit = self.slot[index]
             self.error_masks.setdefault(word, 0)
             if blocks(rule):
                 self.error_masks[word] |= bit
 
-    def columns(self) -> list[Column]:
-        """One long column per word: the sum of the bits of the rules the row violates (null = not violated)."""
-        terms: dict[str, list[Column]] = {}
-        for index, _rule, violation in self.rules:
+    def columns(self, flags: dict[int, str]) -> list[Column]:
+        """One long column per word: the sum of the bits of the rules the row violates (a null flag is 0)."""
+        terms: dict[str, list[str]] = {}
+        for index, _rule in self.rules:
             word, bit = self.slot[index]
             # Bits below 2**31 are int literals: their sum still fits an int, and the first long bit widens it.
-            terms.setdefault(word, []).append(F.when(violation, F.lit(bit)).otherwise(F.lit(0)))
-        return [reduce(lambda a, b: a + b, parts).cast("long").alias(word) for word, parts in terms.items()]
+            literal = f"{bit}" if bit < 2**31 else f"{bit}L"
+            terms.setdefault(word, []).append(f"IF(`{flags[index]}`, {literal}, 0)")
+        return [F.expr(f"CAST({' + '.join(parts)} AS BIGINT) AS `{word}`") for word, parts in terms.items()]
 
     def _test(self, index: int) -> str:
         word, bit = self.slot[index]
@@ -591,7 +595,7 @@ class _BitLayout:
     def names(self, errors: bool) -> Column:
         """array<string> of the error (or warning) rule names the row violates, in contract order."""
         entries = [f"IF({self._test(index)}, {_sql_string(rule.name)}, '')"
-                   for index, rule, _v in self.rules if blocks(rule) == errors]
+                   for index, rule in self.rules if blocks(rule) == errors]
         if not entries:
             return F.array().cast("array<string>")
         # array_remove of "" rather than array_compact: array_compact is a lambda (filter) and would switch
@@ -633,11 +637,12 @@ class _OutputColumns:
 
 
 def _column_metric_aggregates(ctx: BuildContext, contract: Contract, add: Any) -> dict[str, list[str]]:
-    """Per contract column: null count and value count; numeric non-PII columns also min, max, sum."""
+    """Per contract column: null count (the value count is total - nulls); numeric non-PII columns also
+    min, max, sum."""
     out: dict[str, list[str]] = {}
     for name, spec in ctx.fields.items():
         value = q(name)
-        parts = {"null_count": F.count_if(value.isNull()), "count": F.count(value)}
+        parts = {"null_count": F.count_if(value.isNull())}
         if isinstance(spec.declared, NumericType) and not spec.pii:
             # Raw values of PII columns never leave in metrics, so no min / max / sum for them.
             parts.update({"min": F.min(value), "max": F.max(value), "sum": F.sum(value)})
@@ -653,7 +658,7 @@ def _column_metrics(metric_columns: dict[str, list[str]], values: dict[str, Any]
         found = {m: values[f"cm:{name}:{m}"] for m in metrics}
         out[name] = ColumnMetrics(
             null_count=int(found["null_count"]),
-            count=int(found["count"]),
+            count=int(values["total"]) - int(found["null_count"]),
             min=None if found.get("min") is None else float(found["min"]),
             max=None if found.get("max") is None else float(found["max"]),
             sum=None if found.get("sum") is None else float(found["sum"]),

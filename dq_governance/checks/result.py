@@ -8,6 +8,7 @@ from typing import Any, Callable, Literal
 
 RuleStatus = Literal["passed", "warned", "failed", "skipped"]
 RunStatus = Literal["passed", "warned", "failed"]
+_OUTPUTS = ("annotated_df", "valid_df", "quarantine_df")  # rebuilt lazily after CheckResult.release()
 
 
 @dataclass
@@ -86,14 +87,16 @@ class CheckResult:
     contract_location: str | None = None
     on_failure: str = "quarantine"
     published: bool = False
-    annotated_df: Any = None  # input + _dq_errors, _dq_warnings
-    valid_df: Any = None
-    quarantine_df: Any = None
+    # The three outputs have no class-level default (default_factory), so after release() an output that was
+    # not read yet is missing from the instance and __getattr__ rebuilds it.
+    annotated_df: Any = field(default_factory=lambda: None)  # input + _dq_errors, _dq_warnings
+    valid_df: Any = field(default_factory=lambda: None)
+    quarantine_df: Any = field(default_factory=lambda: None)
     pii_columns: list[str] = field(default_factory=list)  # report rows withhold value-revealing metrics on these
     masking: str | None = None  # applied | none | disabled (recorded in report rows)
     outputs: list[dict[str, Any]] = field(default_factory=list)  # what `run` wrote: kind, location, rows
     cached: list[Any] = field(default_factory=list, repr=False)  # what the engine keeps (`unpersist()` each)
-    split_storage: str | None = None  # how a split kept its rows: checkpoint | cache (None in counts mode)
+    split_storage: str | None = None  # how a split kept its rows: packed | cache (None in counts mode)
     # annotated / valid / quarantine over the input again, for reads after release()
     unkept_outputs: Callable[[], tuple[Any, Any, Any]] | None = field(default=None, repr=False)
     input_schema: dict[str, str] | None = None  # {column: Spark type} as read; the history keeps it for drift
@@ -115,8 +118,20 @@ class CheckResult:
         while self.cached:
             self.cached.pop().unpersist()
         if self.unkept_outputs is not None:
-            self.annotated_df, self.valid_df, self.quarantine_df = self.unkept_outputs()
-            self.unkept_outputs = None
+            # Rebuilt on first read, not here: most callers release after their last read, and the rebuild
+            # costs three Spark analyses.
+            for name in _OUTPUTS:
+                self.__dict__.pop(name, None)
+
+    def __getattr__(self, name: str) -> Any:
+        """An output read for the first time after release(): rebuilt over the input."""
+        if name not in _OUTPUTS or self.__dict__.get("unkept_outputs") is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        rebuilt = zip(_OUTPUTS, self.unkept_outputs())  # type: ignore[misc]
+        self.unkept_outputs = None
+        for output, frame in rebuilt:
+            self.__dict__.setdefault(output, frame)  # one assigned since release() stays as assigned
+        return self.__dict__[name]
 
     def failed_sample(self, limit: int = 10, rule: str | None = None, keys: Any = None) -> list[dict[str, Any]]:
         """Up to `limit` invalid rows (or rows failing `rule`) with `_dq_errors`, masked like published data."""

@@ -55,9 +55,9 @@ def _uuid(ctx: click.Context, param: click.Parameter, value: str | None) -> str 
 @click.option("--show-failed", type=click.IntRange(min=0), default=0, metavar="N",
               help="Show up to N invalid rows with their failed rules, masked like the outputs.")
 @click.option("--split-storage", type=click.Choice(STORAGES), default="auto",
-              show_default=True, help="Where the checked rows wait for the two outputs: checkpoint (fast), "
-              "cache (survives a lost executor; keeps the listener's lineage), auto (checkpoint only on a "
-              "local master without listeners).")
+              show_default=True, help="How the checked rows wait in Spark's cache for the two outputs: "
+              "packed (one struct column per row: fastest), cache (one column per field: exact "
+              "column-level lineage for a Spark listener), auto (packed unless a listener is set).")
 @click.option("--sync", "sync_catalog", type=click.Choice(("openmetadata", "datahub")),
               help="Push this run's contract and results to a catalog.")
 @click.option("--sync-url", help="Catalog URL (default: DQGOV_<CATALOG>_URL; none means a dry run).")
