@@ -101,6 +101,19 @@ def test_listener_sees_the_input_behind_the_published_outputs(recorded):
     assert writes == {f"{work}/target": {CSV}, f"{work}/quarantine": {CSV}}
 
 
+def test_listener_column_lineage_of_the_valid_output_is_column_to_column(recorded):
+    """With a listener, `auto` keeps the split one cache column per field, so each published column comes
+    from its own input column only (through the packed struct every column would come from all six)."""
+    summary, lines, _ = recorded
+    target = f"{summary['work']}/target"
+    lineage = [(o.get("facets") or {}).get("columnLineage") for e in listeners(lines)
+               for o in e.get("outputs") or [] if o["name"] == target]
+    fields = [spec for facet in lineage if facet for spec in facet["fields"].items()]
+    assert {name for name, _spec in fields} == {"pedido_id", "cliente_id", "status", "valor", "data_pedido", "email"}
+    for name, spec in fields:
+        assert {(i["name"], i["field"]) for i in spec["inputFields"]} == {(CSV, name)}, name
+
+
 def test_our_complete_event_carries_the_seed_lab_facets(recorded):
     summary, lines, _ = recorded
     [complete] = [e for e in ours(lines) if e["eventType"] == "COMPLETE"]
