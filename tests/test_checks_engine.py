@@ -136,10 +136,8 @@ def test_cache_storage_is_uncompressed_and_leaves_the_setting_alone(spark):
     setting = "spark.sql.inMemoryColumnarStorage.compressed"
 
     def cached_bytes(frame) -> int:
-        frame.count()  # builds the cache (the only cached data of the session)
-        sizes = [info.memSize() for info in spark.sparkContext._jsc.sc().getRDDStorageInfo() if info.memSize() > 0]
-        assert len(sizes) == 1, sizes
-        return sizes[0]
+        frame.count()
+        return _only_cached_rdd(spark).memSize()
 
     # Three repeated words compress ~10x with Spark's dictionary encoding.
     rows = spark.range(20_000).selectExpr("element_at(array('CRIADO', 'PAGO', 'CANCELADO'), int(id % 3) + 1) AS s")
@@ -171,10 +169,10 @@ def test_run_caches_take_the_partitions_their_size_needs(spark):
     setting = "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning"
 
     def cached_partitions(frame) -> int:
-        assert frame.count() == 10  # builds the cache (the only cached data of the session)
-        [info] = [i for i in spark.sparkContext._jsc.sc().getRDDStorageInfo() if i.numCachedPartitions() > 0]
-        return info.numCachedPartitions()
+        assert frame.count() == 10
+        return _only_cached_rdd(spark).numCachedPartitions()
 
+    partitions = spark.conf.get("spark.sql.shuffle.partitions")
     spark.conf.set("spark.sql.shuffle.partitions", "50")
     try:
         keys = spark.range(100).selectExpr("id % 10 AS k").groupBy("k").count()
@@ -189,7 +187,14 @@ def test_run_caches_take_the_partitions_their_size_needs(spark):
         finally:
             ours.unpersist(blocking=True)
     finally:
-        spark.conf.set("spark.sql.shuffle.partitions", "2")
+        spark.conf.set("spark.sql.shuffle.partitions", partitions)
+
+
+def _only_cached_rdd(spark):
+    """Storage info of the session's one cached RDD (the test has just built it with an action)."""
+    infos = [i for i in spark.sparkContext._jsc.sc().getRDDStorageInfo() if i.numCachedPartitions() > 0]
+    assert len(infos) == 1, [i.name() for i in infos]
+    return infos[0]
 
 
 def test_split_storage_choice(spark):
