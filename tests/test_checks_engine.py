@@ -110,22 +110,25 @@ def test_split_reads_the_kept_rows_not_the_input(spark, storage, kept_columns):
     assert sorted(map(tuple, result.quarantine_df.collect())) == before and result.valid_df.count() == 1
 
 
-def test_release_rebuilds_outputs_only_when_read(spark):
+def test_outputs_are_built_when_first_read_and_again_after_release(spark):
     from dq_governance.checks.engine import evaluate
 
     df = spark.createDataFrame([("1", "5"), ("2", "-1")], "id string, amount string")
     result = evaluate(df, contract(ORDERS_FIELDS))
     calls = []
-    rebuild = result.unkept_outputs
-    result.unkept_outputs = lambda: calls.append(1) or rebuild()
+    build = result.output_builder
+    result.output_builder = lambda name, kept: calls.append((name, kept)) or build(name, kept)
+    assert not {"annotated_df", "valid_df", "quarantine_df"} & set(vars(result))  # nothing built by evaluate
+    assert result.valid_df.count() == 1 and result.valid_df.count() == 1 and calls == [("valid_df", True)]
     result.release()
-    assert calls == [] and "valid_df" not in vars(result)
+    assert calls == [("valid_df", True)] and "valid_df" not in vars(result)
     mine = result.valid_df.limit(0)
-    assert calls == [1]
-    result.valid_df = mine  # an output assigned after the rebuild stays as assigned
-    assert result.quarantine_df.count() == 1 and result.valid_df is mine and calls == [1]
-    result.release()  # twice is safe, and nothing is rebuilt again
-    assert result.valid_df is mine and result.annotated_df.count() == 2 and calls == [1]
+    assert calls[-1] == ("valid_df", False)  # over the input again
+    result.valid_df = mine  # an output assigned after release stays as assigned
+    assert result.quarantine_df.count() == 1 and result.valid_df is mine
+    result.release()  # twice is safe, and nothing is built again
+    assert result.valid_df is mine and result.annotated_df.count() == 2
+    assert calls == [("valid_df", True), ("valid_df", False), ("quarantine_df", False), ("annotated_df", False)]
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         result.nope  # noqa: B018
 
@@ -286,6 +289,11 @@ def test_bad_inputs_are_one_line_errors(spark, tmp_path):
         evaluate(df, contract(fields), mode="fast")
     with pytest.raises(ContractError, match="^rule bad_expr: invalid SQL expression 'nope > 1'"):
         evaluate(df, contract(fields, [{"type": "expression", "name": "bad_expr", "expression": "nope > 1"}]))
+    good = {"type": "expression", "name": "good_expr", "expression": "id > 0"}
+    with pytest.raises(ContractError, match="^rule broken: invalid SQL expression 'id >'"):  # does not parse
+        evaluate(df, contract(fields, [good, {"type": "expression", "name": "broken", "expression": "id >"}]))
+    with pytest.raises(ContractError, match="^rule late: invalid SQL expression 'nope = 1'"):  # resolved together
+        evaluate(df, contract(fields, [good, {"type": "expression", "name": "late", "expression": "nope = 1"}]))
     missing = str(tmp_path / "absent.csv")
     fk = {"type": "foreign_key", "column": "id", "reference": {"path": missing, "format": "csv", "column": "id"}}
     with pytest.raises(InputDataError, match=f"^cannot read reference {missing}"):

@@ -33,7 +33,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, DateType, NumericType, StructType, TimestampNTZType, TimestampType
 
 from dq_governance.checks import casting
-from dq_governance.checks.materialize import Kept, keep, persist_for_run, resolve_storage
+from dq_governance.checks.materialize import Kept, count_rows, keep, persist_for_run, resolve_storage
 from dq_governance.checks.registry import (
     DEFAULT_DIMENSIONS,
     Measured,
@@ -53,6 +53,7 @@ WARNINGS_COL = "_dq_warnings"
 MODES = ("split", "counts")
 #: duplicated-key sets up to this many keys are broadcast to the main pass (no shuffle of the input)
 BROADCAST_DUPLICATE_KEYS = 2_000_000
+_METRIC_SQL = {"null_count": "count_if({} IS NULL)", "min": "min({})", "max": "max({})", "sum": "sum({})"}
 _VIEW_RE = re.compile(r"(?<![\w`])_validation_df(?!\w)")
 _PLAIN_TEXT = re.compile(r"[\w .:/-]*")
 
@@ -89,6 +90,10 @@ def _with_column_memo(fn: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+def _invalid_expression(rule_name: str, text: str, exc: BaseException) -> ContractError:
+    return ContractError(f"rule {rule_name}: invalid SQL expression {text!r}: {_first_line(exc)}")
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
@@ -122,12 +127,16 @@ class BuildContext:
         self.now: datetime | None = None  # the freshness clock; None = wall clock
         self.previous_schema: dict[str, str] | None = None  # the last run's input schema, for schema_drift
         self._columns = set(stage.columns)
+        # the input's columns, typed: what valid_df and `sql` rules see (the raw copies left out)
+        self.user_columns = [c for c in stage.columns if not c.startswith("__dq_raw")]
         self._dtypes = {f.name: f.dataType for f in stage.schema.fields}
         self.duplicate_sets: dict[tuple[tuple[str, ...], str | None], int] = {}
         self.foreign_keys: list[tuple[list[str], ReferenceSpec]] = []
-        self.validation_frame: DataFrame | None = None
+        self.validation_frame: DataFrame | None = None  # the typed rows of this run, for `sql` rules
         self._view: str | None = None
         self._expressions: dict[str, Column] = {}
+        self._unchecked: dict[str, str] = {}  # expression text -> the rule naming it, until check_expressions()
+        self._expressions_checked = False
 
     # -- column access (typed values) ----------------------------------------
     def col(self, name: str) -> Column:
@@ -174,15 +183,34 @@ class BuildContext:
         return self.col(name).try_cast("timestamp")
 
     def expr(self, text: str, rule_name: str) -> Column:
-        """A SQL expression over the typed columns; a bad one is a one-line ContractError."""
-        if text not in self._expressions:
-            column = F.expr(text)
+        """A SQL expression over the typed columns; a bad one is a one-line ContractError (see check_expressions)."""
+        column = self._expressions.get(text)
+        if column is None:
             try:
-                self.stage.select(column)  # analysis only, no job
+                column = F.expr(text)  # parsed here
             except Exception as exc:
-                raise ContractError(f"rule {rule_name}: invalid SQL expression {text!r}: {_first_line(exc)}") from None
+                raise _invalid_expression(rule_name, text, exc) from None
             self._expressions[text] = column
-        return self._expressions[text]
+            self._unchecked[text] = rule_name
+            if self._expressions_checked:
+                self.check_expressions()
+        return column
+
+    def check_expressions(self) -> None:
+        """Resolve every expression made so far against the typed columns, in one analysis (no job)."""
+        self._expressions_checked = True
+        pending, self._unchecked = self._unchecked, {}
+        if not pending:
+            return
+        try:
+            self.stage.select(*[self._expressions[text] for text in pending])
+        except Exception as together:
+            for text, rule_name in pending.items():  # which one: only on this error path, one analysis each
+                try:
+                    self.stage.select(self._expressions[text])
+                except Exception as exc:
+                    raise _invalid_expression(rule_name, text, exc) from None
+            raise ContractError(f"rule expressions do not resolve together: {_first_line(together)}") from None
 
     def scope(self, rule: Any) -> Column | None:
         """The rule's `filter` as a non-null boolean, or None when it applies to every row."""
@@ -226,7 +254,7 @@ class BuildContext:
         if self._view is None:
             self._view = f"_validation_df_{self.run_tag}"
             assert self.validation_frame is not None
-            self.validation_frame.createOrReplaceTempView(self._view)
+            self.validation_frame.selectExpr(*map(_quoted, self.user_columns)).createOrReplaceTempView(self._view)
         text = _VIEW_RE.sub(self._view, query)
         try:
             rows = self.spark.sql(text).collect()
@@ -329,6 +357,7 @@ def evaluate(
         if violation is not None and scope is not None:
             violation = scope & violation
         plans.append((rule, plan, violation))
+    ctx.check_expressions()
 
     cached: list[DataFrame] = []
     try:
@@ -337,7 +366,6 @@ def evaluate(
         for frame in cached:
             frame.unpersist()
         raise
-    user_columns = [c for c in stage.columns if not c.startswith("__dq_raw")]
     layout: _BitLayout | None = None
     keys: list[str] = []
     aggs: list[Column] = []
@@ -355,21 +383,20 @@ def evaluate(
             add(f"r{index}:{name}", column)
     metric_columns = _column_metric_aggregates(ctx, contract, add)
 
-    annotated = valid_df = quarantine_df = None
     kept: Kept | None = None
     row_rules = [(i, rule, v) for i, (rule, _p, v) in enumerate(plans) if v is not None]
     # Each condition becomes a named column once; everything built on top of the names is SQL text (one call
     # to the JVM each, where the same expression from Column operators costs a dozen: most of the driver's
     # time with 40 rules).
     flags = {index: f"__dq_v{index}" for index, _rule, _v in row_rules}
-    flag_columns = [violation.alias(flags[index]) for index, _rule, violation in row_rules]
+    # One withColumns for all flags: an alias per flag would be one more Column operation each.
+    with_flags = flagged.withColumns({flags[index]: violation for index, _rule, violation in row_rules}) if flags else flagged
     if mode == "split":
         # The kept rows hold the typed columns plus one bit per row rule (a few longs), not arrays of names:
         # building and caching two arrays for every row cost about a tenth of the split (bench_checks.py).
         # Names are spelled out only when an output is read, and the valid output never needs them.
         layout = _BitLayout([(index, rule) for index, rule, _v in row_rules])
-        typed = [q(c) for c in stage.columns]
-        full = flagged.select(*typed, *flag_columns).select(*typed, *layout.columns(flags))
+        full = with_flags.selectExpr(*map(_quoted, stage.columns), *layout.words(flags))
         for index, _rule, _v in row_rules:
             add(f"v{index}", layout.count(index))
         add("valid", layout.count_valid())
@@ -377,7 +404,7 @@ def evaluate(
     else:
         # The flags stay columns under the aggregate, so a rule's count and the validity test share one
         # evaluation of its condition.
-        measured_frame = flagged.select("*", *flag_columns)
+        measured_frame = with_flags
         for index in flags:
             add(f"v{index}", F.expr(f"count_if(`{flags[index]}`)"))
         errors = [f"coalesce(`{flags[index]}`, false)" for index, rule, _v in row_rules if blocks(rule)]
@@ -397,11 +424,7 @@ def evaluate(
         for frame in [f for f in cached if f is not kept]:  # duplicated keys: used up by the pass
             frame.unpersist()
             cached.remove(frame)
-        if mode == "split":
-            assert layout is not None
-            output_columns = _OutputColumns.of(layout, fields, df.columns, user_columns)
-            annotated, valid_df, quarantine_df = output_columns.frames(measured_frame)
-        ctx.validation_frame = measured_frame.select(*[q(c) for c in user_columns])
+        ctx.validation_frame = measured_frame  # read by `sql` rules only, each building its view from it
         total = int(values["total"])
         results = [_result(rule, plan, index, values, total) for index, (rule, plan, _v) in enumerate(plans)]
     except BaseException:
@@ -435,9 +458,6 @@ def evaluate(
         column_metrics=_column_metrics(metric_columns, values),
         source=source,
         on_failure=contract.quality.on_failure,
-        annotated_df=annotated,
-        valid_df=valid_df,
-        quarantine_df=quarantine_df,
         pii_columns=contract.pii_columns(),
         cached=cached,
         input_schema={f.name: f.dataType.simpleString() for f in df.schema.fields},
@@ -445,8 +465,9 @@ def evaluate(
     )
     if mode == "split":
         assert kept is not None
+        assert layout is not None
         result.split_storage = kept.storage
-        result.unkept_outputs = lambda: output_columns.frames(full)
+        result.outputs_from(_Outputs.of(layout, fields, df.columns, ctx.user_columns, kept.frame, full).build)
     return result
 
 
@@ -493,7 +514,8 @@ def _stage(df: DataFrame, contract: Contract) -> tuple[DataFrame, dict[str, _Fie
         if raw_alias:
             columns.append(q(name).alias(raw_alias))
         fields[name] = _Field(name, declared, conversion, raw_alias, spec.date_format, spec.pii)
-    return df.select(*columns), fields
+    converted = any(spec.raw_alias for spec in fields.values())
+    return (df.select(*columns) if converted else df), fields  # nothing to convert: no projection to analyse
 
 
 def _join_flags(ctx: BuildContext, stage: DataFrame, cached: list[DataFrame]) -> DataFrame:
@@ -512,7 +534,7 @@ def _join_flags(ctx: BuildContext, stage: DataFrame, cached: list[DataFrame]) ->
             .where(q(marker) > 1)
         )
         cached.append(duplicates)
-        found = duplicates.count()  # the one aggregation for this key set
+        found = count_rows(duplicates)  # the one aggregation for this key set
         if found == 0:
             flagged = flagged.withColumn(marker, F.lit(None).cast("long"))
             continue
@@ -562,15 +584,15 @@ class _BitLayout:
             if blocks(rule):
                 self.error_masks[word] |= bit
 
-    def columns(self, flags: dict[int, str]) -> list[Column]:
-        """One long column per word: the sum of the bits of the rules the row violates (a null flag is 0)."""
+    def words(self, flags: dict[int, str]) -> list[str]:
+        """SQL of one long column per word: the sum of the bits of the rules the row violates (a null flag is 0)."""
         terms: dict[str, list[str]] = {}
         for index, _rule in self.rules:
             word, bit = self.slot[index]
             # Bits below 2**31 are int literals: their sum still fits an int, and the first long bit widens it.
             literal = f"{bit}" if bit < 2**31 else f"{bit}L"
             terms.setdefault(word, []).append(f"IF(`{flags[index]}`, {literal}, 0)")
-        return [F.expr(f"CAST({' + '.join(parts)} AS BIGINT) AS `{word}`") for word, parts in terms.items()]
+        return [f"CAST({' + '.join(parts)} AS BIGINT) AS `{word}`" for word, parts in terms.items()]
 
     def _test(self, index: int) -> str:
         word, bit = self.slot[index]
@@ -580,27 +602,29 @@ class _BitLayout:
         """How many rows violate rule `index` (an aggregate)."""
         return F.expr(f"count_if({self._test(index)})")
 
-    def _valid_sql(self) -> str:
+    def valid(self) -> str:
+        """SQL: true where the row violates no error rule (never null: the words are never null)."""
         tests = [f"(`{word}` & {mask}L) = 0" for word, mask in self.error_masks.items() if mask]
         return " AND ".join(tests) or "true"
 
-    def valid(self) -> Column:
-        """True where the row violates no error rule."""
-        return F.expr(self._valid_sql())
-
     def count_valid(self) -> Column:
         """How many rows violate no error rule (an aggregate)."""
-        return F.expr(f"count_if({self._valid_sql()})")
+        return F.expr(f"count_if({self.valid()})")
 
-    def names(self, errors: bool) -> Column:
-        """array<string> of the error (or warning) rule names the row violates, in contract order."""
+    def names(self, errors: bool) -> str:
+        """SQL: array<string> of the error (or warning) rule names the row violates, in contract order."""
         entries = [f"IF({self._test(index)}, {_sql_string(rule.name)}, '')"
                    for index, rule in self.rules if blocks(rule) == errors]
         if not entries:
-            return F.array().cast("array<string>")
+            return "CAST(array() AS array<string>)"
         # array_remove of "" rather than array_compact: array_compact is a lambda (filter) and would switch
         # off whole-stage code generation for the projection.
-        return F.expr(f"array_remove(array({', '.join(entries)}), '')")
+        return f"array_remove(array({', '.join(entries)}), '')"
+
+
+def _quoted(name: str) -> str:
+    """A column name as a SQL identifier (backquoted, any character allowed)."""
+    return "`" + name.replace("`", "``") + "`"
 
 
 def _sql_string(text: str) -> str:
@@ -612,43 +636,48 @@ def _sql_string(text: str) -> str:
 
 
 @dataclass(frozen=True)
-class _OutputColumns:
-    """The columns of the split's outputs, built once per run and applied to the kept or the unkept frame."""
+class _Outputs:
+    """The split's outputs as SQL text, each built on its first read over the kept rows or, after release, the
+    input again (building one is a Spark analysis, so outputs nobody reads cost nothing)."""
 
-    raw: list[Column]  # the input columns as read (raw values where the contract converted them)
-    arrays: list[Column]  # _dq_errors, _dq_warnings
-    valid: Column
-    typed: list[Column]  # the user's columns, typed
+    kept: DataFrame
+    unkept: DataFrame
+    raw: list[str]  # the input columns as read (raw values where the contract converted them)
+    arrays: list[str]  # _dq_errors, _dq_warnings
+    valid: str
+    typed: list[str]  # the user's columns, typed
 
     @classmethod
-    def of(cls, layout: _BitLayout, fields: dict[str, _Field], input_columns: list[str],
-           user_columns: list[str]) -> _OutputColumns:
-        """The output columns of one run."""
-        raw = [q(fields[c].raw_alias).alias(c) if c in fields and fields[c].raw_alias else q(c) for c in input_columns]
-        arrays = [layout.names(errors=True).alias(ERRORS_COL), layout.names(errors=False).alias(WARNINGS_COL)]
-        return cls(raw, arrays, layout.valid(), [q(c) for c in user_columns])
+    def of(cls, layout: _BitLayout, fields: dict[str, _Field], input_columns: list[str], user_columns: list[str],
+           kept: DataFrame, unkept: DataFrame) -> _Outputs:
+        """The outputs of one run."""
+        raw = [f"{_quoted(fields[c].raw_alias)} AS {_quoted(c)}"  # type: ignore[arg-type]
+               if c in fields and fields[c].raw_alias else _quoted(c) for c in input_columns]
+        arrays = [f"{layout.names(errors=True)} AS {ERRORS_COL}", f"{layout.names(errors=False)} AS {WARNINGS_COL}"]
+        return cls(kept, unkept, raw, arrays, layout.valid(), [_quoted(c) for c in user_columns])
 
-    def frames(self, full: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame]:
-        """annotated (raw + arrays), valid (typed, no arrays), quarantine (raw + arrays) over `full`."""
-        annotated = full.select(*self.raw, *self.arrays)
-        valid = full.where(self.valid).select(*self.typed)
-        quarantine = full.where(~self.valid).select(*self.raw, *self.arrays)
-        return annotated, valid, quarantine
+    def build(self, name: str, kept: bool) -> DataFrame:
+        """annotated_df (raw + arrays), valid_df (typed, no arrays) or quarantine_df (raw + arrays)."""
+        frame = self.kept if kept else self.unkept
+        if name == "valid_df":
+            return frame.where(self.valid).selectExpr(*self.typed)
+        if name == "quarantine_df":
+            return frame.where(f"NOT ({self.valid})").selectExpr(*self.raw, *self.arrays)
+        return frame.selectExpr(*self.raw, *self.arrays)
 
 
 def _column_metric_aggregates(ctx: BuildContext, contract: Contract, add: Any) -> dict[str, list[str]]:
     """Per contract column: null count (the value count is total - nulls); numeric non-PII columns also
-    min, max, sum."""
+    min, max, sum. SQL text: one call to the JVM per aggregate."""
     out: dict[str, list[str]] = {}
     for name, spec in ctx.fields.items():
-        value = q(name)
-        parts = {"null_count": F.count_if(value.isNull())}
+        metrics = ["null_count"]
         if isinstance(spec.declared, NumericType) and not spec.pii:
             # Raw values of PII columns never leave in metrics, so no min / max / sum for them.
-            parts.update({"min": F.min(value), "max": F.max(value), "sum": F.sum(value)})
-        out[name] = list(parts)
-        for metric, column in parts.items():
-            add(f"cm:{name}:{metric}", column)
+            metrics += ["min", "max", "sum"]
+        out[name] = metrics
+        for metric in metrics:
+            add(f"cm:{name}:{metric}", F.expr(_METRIC_SQL[metric].format(_quoted(name))))
     return out
 
 

@@ -8,7 +8,7 @@ from typing import Any, Callable, Literal
 
 RuleStatus = Literal["passed", "warned", "failed", "skipped"]
 RunStatus = Literal["passed", "warned", "failed"]
-_OUTPUTS = ("annotated_df", "valid_df", "quarantine_df")  # rebuilt lazily after CheckResult.release()
+_OUTPUTS = ("annotated_df", "valid_df", "quarantine_df")  # a split's outputs, built on first read
 
 
 @dataclass
@@ -87,18 +87,19 @@ class CheckResult:
     contract_location: str | None = None
     on_failure: str = "quarantine"
     published: bool = False
-    # The three outputs have no class-level default (default_factory), so after release() an output that was
-    # not read yet is missing from the instance and __getattr__ rebuilds it.
-    annotated_df: Any = field(default_factory=lambda: None)  # input + _dq_errors, _dq_warnings
-    valid_df: Any = field(default_factory=lambda: None)
-    quarantine_df: Any = field(default_factory=lambda: None)
+    # The three outputs have no class-level default (default_factory), so an output a split has not built yet is
+    # missing from the instance and __getattr__ builds it (see outputs_from).
+    annotated_df: Any = field(default_factory=lambda: None, repr=False)  # input + _dq_errors, _dq_warnings
+    valid_df: Any = field(default_factory=lambda: None, repr=False)
+    quarantine_df: Any = field(default_factory=lambda: None, repr=False)
     pii_columns: list[str] = field(default_factory=list)  # report rows withhold value-revealing metrics on these
     masking: str | None = None  # applied | none | disabled (recorded in report rows)
     outputs: list[dict[str, Any]] = field(default_factory=list)  # what `run` wrote: kind, location, rows
     cached: list[Any] = field(default_factory=list, repr=False)  # what the engine keeps (`unpersist()` each)
     split_storage: str | None = None  # how a split kept its rows: packed | cache (None in counts mode)
-    # annotated / valid / quarantine over the input again, for reads after release()
-    unkept_outputs: Callable[[], tuple[Any, Any, Any]] | None = field(default=None, repr=False)
+    # builds a split's output by name, over the kept rows (True) or the input again (False); see outputs_from
+    output_builder: Callable[[str, bool], Any] | None = field(default=None, repr=False)
+    outputs_kept: bool = field(default=False, repr=False)  # outputs built now read the kept rows
     input_schema: dict[str, str] | None = None  # {column: Spark type} as read; the history keeps it for drift
     contract: Any = field(default=None, repr=False)  # the Contract checked (masks for failed-row samples)
     failed_rows: list[dict[str, Any]] = field(default_factory=list)  # masked sample kept by run(failed_sample=N)
@@ -113,25 +114,30 @@ class CheckResult:
         """Wall time of the run."""
         return (self.finished_at - self.started_at).total_seconds()
 
+    def outputs_from(self, builder: Callable[[str, bool], Any]) -> None:
+        """Build the outputs on first read with builder(name, kept), over the kept rows until release()."""
+        self.output_builder, self.outputs_kept = builder, True
+        for name in _OUTPUTS:
+            self.__dict__.pop(name, None)
+
     def release(self) -> None:
         """Free the rows the engine kept; later reads of the outputs recompute them. Safe to call twice."""
         while self.cached:
             self.cached.pop().unpersist()
-        if self.unkept_outputs is not None:
-            # Rebuilt on first read, not here: most callers release after their last read, and the rebuild
-            # costs three Spark analyses.
+        if self.outputs_kept:
+            # The outputs built so far read the freed rows: they are built again, over the input, when read.
+            # Not here: most callers release after their last read, and each build is a Spark analysis.
+            self.outputs_kept = False
             for name in _OUTPUTS:
                 self.__dict__.pop(name, None)
 
     def __getattr__(self, name: str) -> Any:
-        """An output read for the first time after release(): rebuilt over the input."""
-        if name not in _OUTPUTS or self.__dict__.get("unkept_outputs") is None:
+        """A split's output read for the first time (or the first time since release()): built now."""
+        builder = self.__dict__.get("output_builder")
+        if name not in _OUTPUTS or builder is None:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        rebuilt = zip(_OUTPUTS, self.unkept_outputs())  # type: ignore[misc]
-        self.unkept_outputs = None
-        for output, frame in rebuilt:
-            self.__dict__.setdefault(output, frame)  # one assigned since release() stays as assigned
-        return self.__dict__[name]
+        frame = self.__dict__[name] = builder(name, self.outputs_kept)
+        return frame
 
     def failed_sample(self, limit: int = 10, rule: str | None = None, keys: Any = None) -> list[dict[str, Any]]:
         """Up to `limit` invalid rows (or rows failing `rule`) with `_dq_errors`, masked like published data."""
