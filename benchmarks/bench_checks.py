@@ -120,7 +120,8 @@ def ours_split(df: DataFrame, c: Contract, storage: str = "auto") -> dict[str, i
     return {r.name: r.failed_count for r in result.rules if r.failed_count}
 
 
-def timed(ways: dict[str, Callable[[], Any]], repeat: int, warmup: int) -> tuple[dict[str, list[float]], dict[str, Any]]:
+def timed(ways: dict[str, Callable[[], Any]], repeat: int,
+          warmup: int) -> tuple[dict[str, list[float]], dict[str, Any]]:
     """Seconds per way in each of `repeat` rounds (after `warmup` untimed rounds), and each way's answer.
 
     Every round runs each way twice in a row and keeps the second time: the first run after another way
@@ -213,7 +214,8 @@ def main() -> None:
                                                        "split": round(t_split4, 3)},
                     "ratio": {"baseline": r(t_base4, t_base), "counts": r(t_counts4, t_counts), "split": r(t_split4, t_split)}},
         "rules_5x": {"rules": 40, "seconds": {"counts": round(t_counts40, 3), "split": round(t_split40, 3)},
-                     "ratio": {"counts": paired(rounds, "counts40", "counts"), "split": paired(rounds, "split40", "split")}},
+                     "ratio": {"counts": paired(rounds, "counts40", "counts"),
+                               "split": paired(rounds, "split40", "split")}},
     }
     out["rounds"] = {name: [round(x, 3) for x in times] for name, times in rounds.items()}  # seconds, in order
     out["targets"] = TARGETS

@@ -70,7 +70,7 @@ def q(name: str) -> Column:
     memo = _COLUMNS.get()
     column = memo.get(name) if memo is not None else None
     if column is None:
-        column = F.col("`" + name.replace("`", "``") + "`")
+        column = F.col(_quoted(name))
         if memo is not None:
             memo[name] = column
     return column
@@ -390,7 +390,8 @@ def evaluate(
     # time with 40 rules).
     flags = {index: f"__dq_v{index}" for index, _rule, _v in row_rules}
     # One withColumns for all flags: an alias per flag would be one more Column operation each.
-    with_flags = flagged.withColumns({flags[index]: violation for index, _rule, violation in row_rules}) if flags else flagged
+    with_flags = flagged.withColumns({flags[index]: violation for index, _rule, violation in row_rules}) \
+        if flags else flagged
     if mode == "split":
         # The kept rows hold the typed columns plus one bit per row rule (a few longs), not arrays of names:
         # building and caching two arrays for every row cost about a tenth of the split (bench_checks.py).
