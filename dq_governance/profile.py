@@ -28,6 +28,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from dq_governance.checks import formats
+from dq_governance.identifiers import quote_identifier
 from dq_governance.masking import detect
 from dq_governance.masking.proposals import PROPOSALS
 
@@ -93,7 +94,7 @@ class Profile:
 
 
 def _q(name: str) -> Column:
-    return F.col("`" + name.replace("`", "``") + "`")
+    return F.col(quote_identifier(name))
 
 
 def _shape(text: Column) -> Column:

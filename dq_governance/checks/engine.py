@@ -46,6 +46,7 @@ from dq_governance.checks.registry import (
 from dq_governance.checks.result import CheckResult, ColumnMetrics, RuleResult
 from dq_governance.contracts.model import Contract, ReferenceSpec
 from dq_governance.errors import ConfigError, ContractError, InputDataError
+from dq_governance.identifiers import quote_identifier
 from dq_governance.publish.gate import decide
 
 ERRORS_COL = "_dq_errors"
@@ -70,7 +71,7 @@ def q(name: str) -> Column:
     memo = _COLUMNS.get()
     column = memo.get(name) if memo is not None else None
     if column is None:
-        column = F.col(_quoted(name))
+        column = F.col(quote_identifier(name))
         if memo is not None:
             memo[name] = column
     return column
@@ -254,7 +255,7 @@ class BuildContext:
         if self._view is None:
             self._view = f"_validation_df_{self.run_tag}"
             assert self.validation_frame is not None
-            self.validation_frame.selectExpr(*map(_quoted, self.user_columns)).createOrReplaceTempView(self._view)
+            self.validation_frame.selectExpr(*map(quote_identifier, self.user_columns)).createOrReplaceTempView(self._view)
         text = _VIEW_RE.sub(self._view, query)
         try:
             rows = self.spark.sql(text).collect()
@@ -397,7 +398,7 @@ def evaluate(
         # building and caching two arrays for every row cost about a tenth of the split (bench_checks.py).
         # Names are spelled out only when an output is read, and the valid output never needs them.
         layout = _BitLayout([(index, rule) for index, rule, _v in row_rules])
-        full = with_flags.selectExpr(*map(_quoted, stage.columns), *layout.words(flags))
+        full = with_flags.selectExpr(*map(quote_identifier, stage.columns), *layout.words(flags))
         for index, _rule, _v in row_rules:
             add(f"v{index}", layout.count(index))
         add("valid", layout.count_valid())
@@ -623,11 +624,6 @@ class _BitLayout:
         return f"array_remove(array({', '.join(entries)}), '')"
 
 
-def _quoted(name: str) -> str:
-    """A column name as a SQL identifier (backquoted, any character allowed)."""
-    return "`" + name.replace("`", "``") + "`"
-
-
 def _sql_string(text: str) -> str:
     """A Spark SQL string expression for any text, whatever the parser's escaping settings."""
     if _PLAIN_TEXT.fullmatch(text):
@@ -652,10 +648,10 @@ class _Outputs:
     def of(cls, layout: _BitLayout, fields: dict[str, _Field], input_columns: list[str], user_columns: list[str],
            kept: DataFrame, unkept: DataFrame) -> _Outputs:
         """The outputs of one run."""
-        raw = [f"{_quoted(fields[c].raw_alias)} AS {_quoted(c)}"  # type: ignore[arg-type]
-               if c in fields and fields[c].raw_alias else _quoted(c) for c in input_columns]
+        raw = [f"{quote_identifier(fields[c].raw_alias)} AS {quote_identifier(c)}"  # type: ignore[arg-type]
+               if c in fields and fields[c].raw_alias else quote_identifier(c) for c in input_columns]
         arrays = [f"{layout.names(errors=True)} AS {ERRORS_COL}", f"{layout.names(errors=False)} AS {WARNINGS_COL}"]
-        return cls(kept, unkept, raw, arrays, layout.valid(), [_quoted(c) for c in user_columns])
+        return cls(kept, unkept, raw, arrays, layout.valid(), [quote_identifier(c) for c in user_columns])
 
     def build(self, name: str, kept: bool) -> DataFrame:
         """annotated_df (raw + arrays), valid_df (typed, no arrays) or quarantine_df (raw + arrays)."""
@@ -678,7 +674,7 @@ def _column_metric_aggregates(ctx: BuildContext, contract: Contract, add: Any) -
             metrics += ["min", "max", "sum"]
         out[name] = metrics
         for metric in metrics:
-            add(f"cm:{name}:{metric}", F.expr(_METRIC_SQL[metric].format(_quoted(name))))
+            add(f"cm:{name}:{metric}", F.expr(_METRIC_SQL[metric].format(quote_identifier(name))))
     return out
 
 

@@ -18,6 +18,7 @@ from pyspark.sql import types as T
 
 from dq_governance.contracts.model import Contract, MaskingPolicy, MaskingSpec
 from dq_governance.errors import ConfigError
+from dq_governance.identifiers import quote_identifier
 from dq_governance.masking.keys import MaskingKey, resolve_key
 from dq_governance.masking.methods import Digest, MaskContext, mask_column, sha2_digest
 from dq_governance.masking.policies import KEYED_METHODS, effective_policy, masked_columns
@@ -64,7 +65,7 @@ def apply_masks(
         name = struct_field.name
         entries = by_top.get(name)
         if not entries:
-            columns.append(F.col(_quote(name)))
+            columns.append(F.col(quote_identifier(name)))
             continue
         columns.append(_masked_top(name, struct_field, entries, contract, digest, key))
     return source.select(*columns)
@@ -101,7 +102,7 @@ def _masked_top(
     key: MaskingKey | None,
 ) -> Column:
     """The masked top-level column: the whole column, or its struct with fields replaced."""
-    top_col = F.col(_quote(name))
+    top_col = F.col(quote_identifier(name))
     methods = sorted({spec.method for _, _, _, spec in entries})
     meta = {META_METHOD: ",".join(methods)}
     if key is not None and any(m in KEYED_METHODS for m in methods):
@@ -167,5 +168,3 @@ def _key(keys: MaskingKey | bytes | str | None, policy: MaskingPolicy, base_dir:
     return resolve_key(policy, base_dir=base_dir)
 
 
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
