@@ -82,7 +82,7 @@ def test_warn_severity_and_warn_action_do_not_invalidate(spark):
         result.release()
 
 
-@pytest.mark.parametrize("storage, kept_columns", [("packed", ["__dq_row"]), ("cache", None)])
+@pytest.mark.parametrize("storage, kept_columns", [("packed", ["__dq_row", "__dq_bits0"]), ("cache", None)])
 def test_split_reads_the_kept_rows_not_the_input(spark, storage, kept_columns):
     from dq_governance.checks.engine import evaluate
 
@@ -93,8 +93,10 @@ def test_split_reads_the_kept_rows_not_the_input(spark, storage, kept_columns):
     assert (kept.storage, result.split_storage) == (storage, storage)
     try:
         assert kept.persisted.is_cached
-        if kept_columns:  # the whole row in one struct column, unpacked again under the original names
+        if kept_columns:  # the row in one struct column, the bit word beside it; unpacked under the original names
             assert kept.persisted.columns == kept_columns
+            packed = kept.persisted.schema["__dq_row"].dataType.fieldNames()
+            assert [f for f in packed if not f.startswith("__dq_raw")] == ["id", "amount"]  # + the raw text
         assert [c for c in kept.frame.columns if not c.startswith("__dq_")] == ["id", "amount"]
         for output in (result.valid_df, result.quarantine_df, result.annotated_df):
             assert "InMemoryTableScan" in output._jdf.queryExecution().executedPlan().toString()  # kept rows

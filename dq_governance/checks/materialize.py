@@ -3,7 +3,9 @@
 The split evaluates every condition once and must not recompute the input for the valid and the quarantine
 output, so the checked rows are kept while the outputs are written. Two layouts of the same cache:
 
-- "packed": the whole row goes into the cache as ONE struct column, and a view unpacks its fields again.
+- "packed": the row's own columns go into the cache as ONE struct column, and a view unpacks its fields
+  again. The bit words (`loose`) stay cache columns of their own: the validity filter and the rule counts
+  read them without unpacking the row, and the quarantine output unpacks only the rows it keeps.
   The cache then stores each row's binary form with one copy, instead of encoding every value into its
   column and gathering min/max statistics on it, and it holds a few large buffers rather than one Java
   object per row (which the garbage collector would copy while the pass runs). Measured side by side on
@@ -21,9 +23,10 @@ rows; the outputs are then rebuilt over the unkept plan (see engine).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from dq_governance.errors import ConfigError
+from dq_governance.identifiers import quote_identifier
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -59,16 +62,22 @@ def resolve_storage(storage: str, listeners: bool = False) -> str:
     return storage
 
 
-def keep(frame: DataFrame, storage: str = "auto") -> Kept:
-    """Mark `frame` to be kept when it is first computed (no job runs here)."""
+def keep(frame: DataFrame, storage: str = "auto", loose: Sequence[str] = ()) -> Kept:
+    """Mark `frame` to be kept when it is first computed (no job runs here).
+
+    With "packed", the `loose` columns stay cache columns of their own instead of going into the struct.
+    """
     chosen = resolve_storage(storage, _has_listeners(frame))
     if chosen == "cache":
         persisted = persist_for_run(frame)
         return Kept(persisted, chosen, persisted)
-    # SQL text, two calls to the JVM: struct(*) keeps every column under its own name, and `.*` brings
-    # them back out in the same order.
-    persisted = persist_for_run(frame.selectExpr(f"struct(*) AS {_PACKED_COLUMN}"))
-    return Kept(persisted.selectExpr(f"{_PACKED_COLUMN}.*"), chosen, persisted)
+    packed = [quote_identifier(c) for c in frame.columns if c not in loose]
+    kept = [quote_identifier(c) for c in loose]
+    # SQL text, two calls to the JVM. The view gives back every column under its own name, in frame's order.
+    persisted = persist_for_run(frame.selectExpr(f"struct({', '.join(packed)}) AS {_PACKED_COLUMN}", *kept))
+    unpacked = [quote_identifier(c) if c in loose else f"{_PACKED_COLUMN}.{quote_identifier(c)}"
+                for c in frame.columns]
+    return Kept(persisted.selectExpr(*unpacked), chosen, persisted)
 
 
 def _has_listeners(frame: DataFrame) -> bool:
