@@ -96,3 +96,47 @@ def test_regex_and_parsed_formats(spark, fmt, good, bad):
 def test_date_format_pattern(spark):
     got = _check(spark, "date", ["31/01/2026", "2026-01-31", "30/02/2026"], date_format="dd/MM/yyyy")
     assert got == {"31/01/2026": True, "2026-01-31": False, "30/02/2026": False}
+
+
+def _iso_date_cases() -> list[str | None]:
+    """Edge cases of yyyy-MM-dd, then generated text: random characters and date-shaped strings."""
+    import random
+
+    cases: list[str | None] = [
+        "2024-02-29", "2023-02-29", "2026-04-31", "0000-01-01", "9999-12-31", "2024-13-01", "2024-00-10",
+        "2024-01-00", "2024-01-5 ", " 2024-01-05", "2024-01-05 ", "2024-01-5T", "2024-01-0T", "2024-01-05T",
+        "+2024-01-05", "-2024-01-05", "12024-01-05", "+12345-01-01", "2024-1-05", "2024-01-5", "2024/01/05",
+        "2024-01-5\n", "2024-01-5\t", "2024-01-5\x00", "٢٠٢٤-01-05", "2024-01-0٥", "2024-01-05x", "", None,
+    ]
+    rnd = random.Random(7)
+    alphabet = "0123456789-+ T/:\t\n"
+    cases += ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 12))) for _ in range(4000)]
+    cases += [f"{rnd.randint(0, 9999):04d}-{rnd.randint(0, 13):02d}-{rnd.randint(0, 32):02d}" for _ in range(4000)]
+    shape = "dddd-dd-dd"
+    cases += ["".join(rnd.choice("0123456789") if ch == "d" else rnd.choice("--- T+\n") for ch in shape)
+              for _ in range(4000)]
+    return cases
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/Sao_Paulo"])
+def test_iso_date_fast_path_agrees_with_the_pattern_parser(spark, zone):
+    """yyyy-MM-dd takes Spark's date cast where the text has that shape; every answer equals the pattern's."""
+    from pyspark.sql import functions as F
+
+    from dq_governance.checks.formats import _parse_date_pattern, parse_date
+
+    previous = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", zone)  # the pattern parser goes through the session zone
+    try:
+        df = spark.createDataFrame([(v,) for v in _iso_date_cases()], "v string")
+        both = df.select("v", parse_date(F.col("v"), "yyyy-MM-dd").alias("fast"),
+                         _parse_date_pattern(F.col("v"), "yyyy-MM-dd").alias("pattern"))
+        assert both.where(~F.equal_null("fast", "pattern")).limit(5).collect() == []
+        # as text: year 0 exists in Spark's calendar, not in Python's
+        parsed = {r["v"]: r["fast"] for r in both.select("v", F.col("fast").cast("string").alias("fast")).collect()}
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", previous)
+    assert [parsed[v] for v in ("2024-02-29", "0000-01-01", "9999-12-31")] == ["2024-02-29", "0000-01-01", "9999-12-31"]
+    assert [parsed[v] for v in ("2023-02-29", "2024-01-5 ", "2024-01-5T", " 2024-01-05", "2024-1-05", "")] \
+        == [None] * 6
+    assert sum(v is not None for v in parsed.values()) > 3000  # the generated dates do reach the fast path

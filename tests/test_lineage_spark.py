@@ -174,3 +174,18 @@ def test_listener_conf_cli_prints_spark_defaults_and_submit_flags_without_the_to
 def test_listener_conf_cli_bad_contract_exits_2(capsys):
     assert main(["listener-conf", "contracts/does-not-exist.yaml"]) == 2
     assert "does-not-exist.yaml" in capsys.readouterr().err
+
+
+def test_sessions_let_the_jit_compile_large_generated_methods():
+    """dqgov sessions pass -XX:-DontCompileHugeMethods to driver and executors, keeping the caller's options."""
+    from dq_governance.lineage.spark import _with_driver_defaults
+
+    conf = _with_driver_defaults({"spark.executor.extraJavaOptions": "-Xss4m"})
+    assert conf["spark.driver.extraJavaOptions"].split()[0] == "--add-opens=java.base/java.security=ALL-UNNAMED"
+    assert conf["spark.driver.extraJavaOptions"].split()[-1] == "-XX:-DontCompileHugeMethods"
+    assert conf["spark.executor.extraJavaOptions"] == "-Xss4m -XX:-DontCompileHugeMethods"
+    # a caller who decided otherwise keeps the JVM's default
+    own = _with_driver_defaults({"spark.driver.extraJavaOptions": "-XX:+DontCompileHugeMethods",
+                                 "spark.executor.extraJavaOptions": "-XX:+DontCompileHugeMethods"})
+    assert own["spark.driver.extraJavaOptions"].count("DontCompileHugeMethods") == 1
+    assert own["spark.executor.extraJavaOptions"] == "-XX:+DontCompileHugeMethods"

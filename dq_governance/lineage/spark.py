@@ -288,16 +288,23 @@ def spark_session(
 
 # The listener reflects into java.security on Java 17 (it logs a stack trace without this opening).
 _DRIVER_JAVA_OPTIONS = "--add-opens=java.base/java.security=ALL-UNNAMED"
+# Spark generates one Java method for a check's whole per-row work; past about 45 row rules it exceeds the
+# 8,000 bytes of bytecode above which the JVM never compiles a method, and runs interpreted. Measured on 2M
+# rows (counts mode): 72 rules took 24.6 s, and 6.1 s with this option; 40 rules about 4.1 s either way.
+_COMPILE_HUGE_METHODS = "-XX:-DontCompileHugeMethods"
 _QUIET_LOG4J = Path(__file__).with_name("log4j2-quiet.properties")
 
 
 def _with_driver_defaults(conf: dict[str, Any]) -> dict[str, Any]:
-    """Driver JVM options every dqgov session needs; the caller's own options are kept and extended."""
+    """JVM options every dqgov session needs; the caller's own options are kept and extended."""
     conf = dict(conf)
     options = [conf.get("spark.driver.extraJavaOptions", ""), _DRIVER_JAVA_OPTIONS]
     if "log4j2.configurationFile" not in options[0]:  # the caller's own log config wins
         options.append(f"-Dlog4j2.configurationFile={_QUIET_LOG4J.as_uri()}")
     conf["spark.driver.extraJavaOptions"] = " ".join(o for o in options if o)
+    for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
+        if "DontCompileHugeMethods" not in conf.get(key, ""):  # the caller's own choice wins
+            conf[key] = f"{conf.get(key, '')} {_COMPILE_HUGE_METHODS}".strip()
     conf.setdefault("spark.ui.showConsoleProgress", "false")
     return conf
 
