@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import logging
 import re
 import uuid
 from contextvars import ContextVar
@@ -49,11 +50,16 @@ from dq_governance.errors import ConfigError, ContractError, InputDataError
 from dq_governance.identifiers import quote_identifier
 from dq_governance.publish.gate import decide
 
+log = logging.getLogger(__name__)
+
 ERRORS_COL = "_dq_errors"
 WARNINGS_COL = "_dq_warnings"
 MODES = ("split", "counts")
 #: duplicated-key sets up to this many keys are broadcast to the main pass (no shuffle of the input)
 BROADCAST_DUPLICATE_KEYS = 2_000_000
+#: row rules from which Spark's generated per-row method may pass the 8,000 bytes of bytecode above which the
+#: JVM never compiles a method (measured: 72 rules ran 4-6 times slower than 40; dqgov sessions lift the limit)
+MANY_ROW_RULES = 40
 _METRIC_SQL = {"null_count": "count_if({} IS NULL)", "min": "min({})", "max": "max({})", "sum": "sum({})"}
 _VIEW_RE = re.compile(r"(?<![\w`])_validation_df(?!\w)")
 _PLAIN_TEXT = re.compile(r"[\w .:/-]*")
@@ -386,6 +392,7 @@ def evaluate(
 
     kept: Kept | None = None
     row_rules = [(i, rule, v) for i, (rule, _p, v) in enumerate(plans) if v is not None]
+    warn_if_interpreted(spark, len(row_rules), contract.name)
     # Each condition becomes a named column once; everything built on top of the names is SQL text (one call
     # to the JVM each, where the same expression from Column operators costs a dozen: most of the driver's
     # time with 40 rules).
@@ -405,11 +412,14 @@ def evaluate(
         measured_frame = full
     else:
         # The flags stay columns under the aggregate, so a rule's count and the validity test share one
-        # evaluation of its condition.
-        measured_frame = with_flags
+        # evaluation of its condition. Never null: the aggregate's generated function takes each nullable
+        # flag as two arguments, and with 40 rules the JIT's optimizing compiler refused a function with
+        # that many ("unsupported incoming calling sequence"), leaving the pass in its first-tier code.
+        measured_frame = with_flags.selectExpr(
+            *map(quote_identifier, flagged.columns), *[f"coalesce(`{flag}`, false) AS `{flag}`" for flag in flags.values()])
         for index in flags:
             add(f"v{index}", F.expr(f"count_if(`{flags[index]}`)"))
-        errors = [f"coalesce(`{flags[index]}`, false)" for index, rule, _v in row_rules if blocks(rule)]
+        errors = [f"`{flags[index]}`" for index, rule, _v in row_rules if blocks(rule)]
         add("valid", F.expr(f"count_if(NOT ({' OR '.join(errors) or 'false'}))"))
     try:
         try:  # THE pass over the input: every count and metric (and in split mode the kept rows)
@@ -474,6 +484,21 @@ def evaluate(
 
 
 # --------------------------------------------------------------------------- steps
+
+
+def warn_if_interpreted(spark: SparkSession, row_rules: int, contract_name: str) -> bool:
+    """Warn (and return True) when this many row rules run on JVMs that never compile huge methods."""
+    if row_rules <= MANY_ROW_RULES:
+        return False
+    options = " ".join(spark.conf.get(key, "") or "" for key in
+                       ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"))
+    if "DontCompileHugeMethods" in options:  # set either way: the user decided
+        return False
+    log.warning("contract %s has %d row rules: Spark's generated per-row code may pass the JVM's 8,000-byte "
+                "compile limit and run interpreted, several times slower; start the session with "
+                "spark.driver.extraJavaOptions and spark.executor.extraJavaOptions -XX:-DontCompileHugeMethods "
+                "(dqgov's own sessions do)", contract_name, row_rules)
+    return True
 
 
 def _require_columns(df: DataFrame, contract: Contract, rules: list[Any], source: str | None) -> None:
