@@ -58,7 +58,7 @@ MODES = ("split", "counts")
 #: duplicated-key sets up to this many keys are broadcast to the main pass (no shuffle of the input)
 BROADCAST_DUPLICATE_KEYS = 2_000_000
 #: row rules from which Spark's generated per-row method may pass the 8,000 bytes of bytecode above which the
-#: JVM never compiles a method (measured: 72 rules ran 4-6 times slower than 40; dqgov sessions lift the limit)
+#: JVM never compiles a method (measured: 72 rules ran about 6 times slower than 40; dqgov sessions lift it)
 MANY_ROW_RULES = 40
 _METRIC_SQL = {"null_count": "count_if({} IS NULL)", "min": "min({})", "max": "max({})", "sum": "sum({})"}
 _VIEW_RE = re.compile(r"(?<![\w`])_validation_df(?!\w)")
