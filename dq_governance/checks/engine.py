@@ -415,8 +415,8 @@ def evaluate(
         # evaluation of its condition. Never null: the aggregate's generated function takes each nullable
         # flag as two arguments, and with 40 rules the JIT's optimizing compiler refused a function with
         # that many ("unsupported incoming calling sequence"), leaving the pass in its first-tier code.
-        measured_frame = with_flags.selectExpr(
-            *map(quote_identifier, flagged.columns), *[f"coalesce(`{flag}`, false) AS `{flag}`" for flag in flags.values()])
+        non_null = [f"coalesce(`{flag}`, false) AS `{flag}`" for flag in flags.values()]
+        measured_frame = with_flags.selectExpr(*map(quote_identifier, flagged.columns), *non_null)
         for index in flags:
             add(f"v{index}", F.expr(f"count_if(`{flags[index]}`)"))
         errors = [f"`{flags[index]}`" for index, rule, _v in row_rules if blocks(rule)]
