@@ -13,6 +13,7 @@ import responses
 from catalog_support import DH_URL, TOKEN, DHServer, DHState, assert_fields, body_of, dh_fixture, writes
 from dq_governance.catalogs.base import ColumnLineage, DatasetRef, LineageEdge
 from dq_governance.catalogs.datahub import assertion_urn, contract_urn
+from dq_governance.catalogs.naming import NameSettings
 from dq_governance.catalogs.sync import make_pusher, sync
 from dq_governance.catalogs.transport import Secret
 from dq_governance.checks.result import CheckResult, GateDecision, RuleResult
@@ -287,6 +288,26 @@ def test_upstream_lineage_matches_sdk_payload_and_keeps_existing_upstreams():
     again = pusher()
     again.push_lineage([edge])
     assert writes(responses.calls) == [] and again.report.unchanged == [f"lineage into {DS}"]
+
+
+@responses.activate
+def test_a_platform_instance_prefixes_the_urn_and_sends_the_sdk_aspect_once():
+    state = DHState()
+    DHServer(responses.mock, state)
+    c = contract([{"name": "order_id", "type": "long"}])
+    report = sync(pusher(names=NameSettings(platform_instance="cluster1")), [c])
+    # what the SDK's make_dataset_urn_with_platform_instance builds (reference notes, DataHub URNs)
+    urn = "urn:li:dataset:(urn:li:dataPlatform:spark,cluster1.lake.sales.orders,PROD)"
+    assert report.failed == [] and report.invalid == [] and f"dataset {urn}" in report.created
+    assert {p["entityUrn"] for p in proposals() if p["entityType"] == "dataset"} == {urn}
+    env, value = aspect("dataPlatformInstance", urn)
+    sdk = dh_fixture("dataPlatformInstance")
+    # the SDK example attaches the aspect to the URN without the instance prefix; the aspect itself is identical
+    assert env == {**sdk["restli"]["proposal"], "entityUrn": urn}
+    assert value == sdk["aspect_value"] and state.aspects[(urn, "dataPlatformInstance")] == sdk["aspect_value"]
+    responses.calls.reset()
+    sync(pusher(names=NameSettings(platform_instance="cluster1")), [c])
+    assert proposals() == []  # sent with the dataset's creation only
 
 
 # --------------------------------------------------------------------------- idempotence, other people's edits

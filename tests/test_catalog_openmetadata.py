@@ -203,7 +203,7 @@ def test_data_contract_body_matches_validated_payload(version, fixture, absent):
     st.add_table(FQN, [{"name": "order_id", "dataType": "BIGINT"}, {"name": "customer_email", "dataType": "STRING"}])
     c = contract([{"name": "order_id", "type": "long"}, {"name": "customer_email", "type": "string"}],
                  [{"type": "not_null", "column": "customer_email", "name": "customer_email_not_null"}],
-                 service_level={"freshness": {"max_age": "4h"}})
+                 service_level={"freshness": {"max_age": "4h", "column": "order_id"}})  # a column: or no SLA
     sync(pusher(), [c])
     (put,) = calls_of("PUT", "/api/v1/dataContracts")
     assert_fields(body_of(put), om_fixture(fixture), absent=absent)
@@ -259,7 +259,7 @@ def tiny_contract() -> Contract:
         "schema": {"fields": [
             {"name": "id", "type": "long", "required": True, "description": "Identifier"},
             {"name": "email", "type": "string", "pii": True, "classification": "restricted"}]},
-        "service_level": {"freshness": {"max_age": "1d"}},
+        "service_level": {"freshness": {"max_age": "1d", "column": "id"}},  # without a column it is refused
         "quality": {"rules": [{"type": "row_count", "min": 1, "name": "rows"}]},
     })
 

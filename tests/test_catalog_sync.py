@@ -66,8 +66,12 @@ def test_dry_run_on_the_contracts_directory_lists_unusable_contracts_and_exits_2
                  str(REPO / "contracts"), "--server-version", "2.0"])
     printed = capsys.readouterr().out
     assert code == 2
-    assert "FAILED contract tbl: contract tbl: dataset.catalog.openmetadata_fqn must be service.database.schema." \
-           "table, got None" in printed
+    # `tbl` (the ODCS example) names a bare table and no catalog hint: every FQN part above it is missing
+    assert ("  FAILED contract tbl: tbl: OpenMetadata needs a service, a database and a schema for its table FQN: "
+            "pass --service, --database and --schema, set openmetadata.service / openmetadata.database / "
+            "openmetadata.schema in .dqgov/config.yaml, or dataset.catalog.openmetadata_fqn in the contract\n"
+            ) in printed
+    assert "None" not in printed
     assert any("lakehouse.sales.curated.sales" in r["path"] for _, r in read_files(tmp_path))
 
 
@@ -257,3 +261,279 @@ def test_no_raw_pii_value_in_any_payload_of_either_catalog(tmp_path):
          {contract.name: result})
     assert dry.failed == []
     assert_no_pii([p.read_text() for p in sorted(tmp_path.rglob("*.json"))], values)
+
+
+# --------------------------------------------------------------------------- catalog names without hints
+
+SEED = str(REPO / "tests" / "fixtures" / "seed_orders.yaml")
+SEED_FQN = "lakehouse.sales.curated.orders"
+SEED_URN = "urn:li:dataset:(urn:li:dataPlatform:spark,curated.orders,PROD)"
+MISSING_BOTH = ("curated.orders: OpenMetadata needs a service and a database for its table FQN: pass --service and "
+                "--database, set openmetadata.service / openmetadata.database in .dqgov/config.yaml, or "
+                "dataset.catalog.openmetadata_fqn in the contract")
+
+
+def write_config(directory: Path, text: str) -> Path:
+    path = directory / ".dqgov" / "config.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def seed_om_rules() -> list:
+    """The seed contract's rules that OpenMetadata has a test for (its `type` rules have none): all column rules."""
+    from dq_governance.catalogs.openmetadata import TEST_DEFINITIONS
+
+    rules = [r for r in load_contract(SEED).rules() if r.type in TEST_DEFINITIONS]
+    assert [r.name for r in rules] == ["pedido_id_not_null", "pedido_id_unique", "cliente_id_not_null",
+                                       "status_not_null", "status_allowed_values", "valor_not_null", "valor_range",
+                                       "data_pedido_not_null"]
+    return rules
+
+
+def seed_om_requests(fqn: str) -> list[tuple[str, str]]:
+    """(method, path without query) of a dry-run sync of the seed contract into table `fqn`."""
+    table_id = f"placeholder:table:{fqn}"
+    out = [("GET", "/api/v1/teams/name/sales-data-team"), ("GET", f"/api/v1/tables/name/{fqn}"),
+           ("PATCH", f"/api/v1/tables/{table_id}"), ("PUT", "/api/v1/dataQuality/testSuites/basic")]
+    for rule in seed_om_rules():
+        out += [("GET", f"/api/v1/dataQuality/testCases/name/{fqn}.{rule.target_columns[0]}.orders_{rule.name}"),
+                ("PUT", "/api/v1/dataQuality/testCases")]
+    return out + [("GET", "/api/v1/dataContracts/entity"), ("PUT", "/api/v1/dataContracts")]
+
+
+def test_seed_contract_syncs_to_openmetadata_in_a_dry_run_with_service_and_database_options(tmp_path, capsys):
+    out = tmp_path / "om"
+    assert main(["sync", "--catalog", "openmetadata", "--dry-run", "--out", str(out), "--server-version", "1.9",
+                 "--service", "lakehouse", "--database", "sales", SEED]) == 0
+    printed = capsys.readouterr().out
+    files = read_files(out)
+    assert [(r["method"], r["path"].split("?")[0]) for _, r in files] == seed_om_requests(SEED_FQN)
+    assert len(files) == 22 and f"22 request files written to {out}" in printed
+    assert files[1][0] == "0002-GET-tables_name_lakehouse.sales.curated.orders.json"
+    bodies = [r["body"] for _, r in files]
+    assert bodies[3] == {"name": f"{SEED_FQN}.testSuite", "basicEntityReference": SEED_FQN}
+    links = [b["entityLink"] for b in bodies if isinstance(b, dict) and "entityLink" in b]
+    assert links == [f"<#E::table::{SEED_FQN}::columns::{c}>" for c in
+                     ("pedido_id", "pedido_id", "cliente_id", "status", "status", "valor", "valor", "data_pedido")]
+    assert bodies[-1]["entity"] == {"id": f"placeholder:table:{SEED_FQN}", "type": "table"}
+    assert "None" not in printed + "".join(p.read_text() for p in out.iterdir())
+
+
+def test_the_same_dry_run_from_the_project_config(tmp_path, monkeypatch, capsys):
+    assert main(["sync", "--catalog", "openmetadata", "--dry-run", "--out", str(tmp_path / "by-options"),
+                 "--server-version", "1.9", "--service", "lakehouse", "--database", "sales", SEED]) == 0
+    project = tmp_path / "project"
+    write_config(project, "openmetadata:\n  server_version: '1.9'\n  service: lakehouse\n  database: sales\n")
+    monkeypatch.chdir(project)
+    assert main(["sync", "--catalog", "openmetadata", "--out", str(tmp_path / "by-config"), SEED]) == 0
+    assert "dqgov sync openmetadata (dry run, server 1.9.0): " in capsys.readouterr().out
+    assert read_files(tmp_path / "by-config") == read_files(tmp_path / "by-options")
+
+
+def test_an_option_beats_the_contract_which_beats_the_project_config(tmp_path, monkeypatch):
+    def table_path(*options: str, contract: str = SEED) -> str:
+        out = tmp_path / "out"
+        assert main(["sync", "--catalog", "openmetadata", "--out", str(out), *options, contract]) == 0
+        return read_files(out)[1][1]["path"].split("?")[0].rsplit("/", 1)[1]
+
+    write_config(tmp_path, "openmetadata:\n  service: cfg_svc\n  database: cfg_db\n  schema: cfg_schema\n")
+    monkeypatch.chdir(tmp_path)
+    assert table_path() == "cfg_svc.cfg_db.curated.orders"  # the config fills in what the name leaves out
+    assert table_path("--database", "cli_db") == "cfg_svc.cli_db.curated.orders"
+    assert table_path("--schema", "cli_schema") == "cfg_svc.cfg_db.cli_schema.orders"
+    hinted = tmp_path / "hinted.yaml"
+    hinted.write_text(Path(SEED).read_text().replace(
+        "  description: Pedidos",
+        "  catalog:\n    openmetadata_fqn: h_svc.h_db.h_schema.h_table\n  description: Pedidos"))
+    assert table_path(contract=str(hinted)) == "h_svc.h_db.h_schema.h_table"  # the hint beats the config
+    assert table_path("--service", "cli_svc", contract=str(hinted)) == "cli_svc.h_db.h_schema.h_table"
+
+
+def test_without_service_and_database_the_error_names_options_and_config_keys(tmp_path, capsys):
+    code = main(["sync", "--catalog", "openmetadata", "--dry-run", "--out", str(tmp_path / "o"), SEED])
+    printed = capsys.readouterr().out
+    assert code == 2
+    assert f"  FAILED contract orders: {MISSING_BOTH}\n" in printed
+    assert "None" not in printed and "0 request files written" in printed
+
+
+def test_a_missing_database_alone_names_its_option_and_the_config_file_used(tmp_path, capsys):
+    config = write_config(tmp_path / "elsewhere", "openmetadata:\n  service: lakehouse\n")
+    code = main(["sync", "--catalog", "openmetadata", "--out", str(tmp_path / "o"), "--project-config", str(config),
+                 SEED])
+    assert code == 2
+    assert (f"  FAILED contract orders: curated.orders: OpenMetadata needs a database for its table FQN: pass "
+            f"--database, set openmetadata.database in {config}, or dataset.catalog.openmetadata_fqn in the "
+            "contract\n") in capsys.readouterr().out
+
+
+def with_dataset(tmp_path: Path, name: str, catalog: str = "") -> str:
+    path = tmp_path / f"contract-{len(list(tmp_path.iterdir()))}.yaml"
+    path.write_text(Path(SEED).read_text().replace("  name: curated.orders\n", f"  name: {name}\n{catalog}"))
+    return str(path)
+
+
+@pytest.mark.parametrize("name,options,fqn", [
+    ("orders", ["--schema", "curated"], "lakehouse.sales.curated.orders"),  # a bare table takes the schema too
+    ("main.curated.orders", [], "lakehouse.main.curated.orders"),  # Spark's catalog.schema.table: the database
+    ("main.curated.orders", ["--database", "sales"], "lakehouse.sales.curated.orders"),
+])
+def test_how_one_and_three_part_dataset_names_map(tmp_path, name, options, fqn):
+    out = tmp_path / "out"
+    contract = with_dataset(tmp_path, name)
+    assert main(["sync", "--catalog", "openmetadata", "--out", str(out), "--service", "lakehouse",
+                 *(options if name != "orders" else ["--database", "sales", *options]), contract]) == 0
+    assert read_files(out)[1][1]["path"].split("?")[0] == f"/api/v1/tables/name/{fqn}"
+
+
+def test_a_service_with_a_dot_is_quoted_in_the_fqn(tmp_path):
+    out = tmp_path / "out"
+    assert main(["sync", "--catalog", "openmetadata", "--out", str(out), "--service", "lake.house", "--database",
+                 "sales", SEED]) == 0
+    assert read_files(out)[3][1]["body"]["basicEntityReference"] == '"lake.house".sales.curated.orders'
+
+
+@pytest.mark.parametrize("name,catalog,message", [
+    ("bronze.sales.curated.orders", "", "dataset.name: `bronze.sales.curated.orders` is not table, schema.table or "
+     "database.schema.table; name the OpenMetadata table in dataset.catalog.openmetadata_fqn "
+     "(service.database.schema.table)"),
+    ("s3://lake/orders", "", "dataset.name: `s3://lake/orders` is not table, schema.table or database.schema.table; "
+     "name the OpenMetadata table in dataset.catalog.openmetadata_fqn (service.database.schema.table)"),
+    ("curated.orders", "  catalog:\n    openmetadata_fqn: curated.orders\n",
+     "dataset.catalog.openmetadata_fqn: 'curated.orders' must be service.database.schema.table"),
+    ("curated.orders", "  catalog:\n    datahub_enviroment: DEV\n",
+     "dataset.catalog.datahub_enviroment: unknown catalog hint `datahub_enviroment` (did you mean `datahub_env`?)"),
+])
+def test_names_no_catalog_can_take_are_refused(tmp_path, capsys, name, catalog, message):
+    contract = with_dataset(tmp_path, name, catalog)
+    assert main(["sync", "--catalog", "openmetadata", "--out", str(tmp_path / "o"), "--service", "lakehouse",
+                 "--database", "sales", contract]) == 2
+    assert f"  FAILED contract orders: {message}\n" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("option,value,problem", [
+    ("--env", "prod", "must be a DataHub environment in capitals, e.g. PROD, DEV or QA"),
+    ("--platform-instance", "eu,1", "must be one word without spaces, commas or parentheses (they delimit a "
+     "DataHub URN)"),
+    ("--service", "", "must not be empty"),
+])
+def test_a_bad_option_value_is_bad_input_naming_the_option(tmp_path, capsys, option, value, problem):
+    assert main(["sync", "--catalog", "datahub", "--out", str(tmp_path), option, value, SEED]) == 2
+    assert capsys.readouterr().err == f"dqgov: error: {option} {value}: {problem}\n"
+
+
+def test_options_of_the_other_catalog_are_noted_as_ignored(tmp_path, capsys):
+    assert main(["sync", "--catalog", "datahub", "--out", str(tmp_path), "--service", "x", "--database", "y",
+                 SEED]) == 0
+    assert "  note: --service, --database: not used by datahub; ignored\n" in capsys.readouterr().out
+
+
+# DataHub has defaults (spark, PROD) so it never failed; the same options and config keys set its URN.
+
+
+def dataset_urns(out: Path) -> set[str]:
+    return {r["body"]["proposal"]["entityUrn"] for _, r in read_files(out)
+            if r["method"] == "POST" and r["body"]["proposal"]["entityType"] == "dataset"}
+
+
+def test_seed_contract_datahub_urn_defaults_and_options(tmp_path):
+    assert main(["sync", "--catalog", "datahub", "--out", str(tmp_path / "default"), SEED]) == 0
+    assert dataset_urns(tmp_path / "default") == {SEED_URN}
+    assert not [n for n, _ in read_files(tmp_path / "default") if "dataset_dataPlatformInstance" in n]
+    assert main(["sync", "--catalog", "datahub", "--out", str(tmp_path / "set"), "--platform", "hive",
+                 "--platform-instance", "cluster1", "--env", "DEV", SEED]) == 0
+    assert dataset_urns(tmp_path / "set") == {"urn:li:dataset:(urn:li:dataPlatform:hive,cluster1.curated.orders,DEV)"}
+    (instance,) = [r for n, r in read_files(tmp_path / "set") if "dataset_dataPlatformInstance" in n]
+    assert json.loads(instance["body"]["proposal"]["aspect"]["value"]) == {
+        "platform": "urn:li:dataPlatform:hive",
+        "instance": "urn:li:dataPlatformInstance:(urn:li:dataPlatform:hive,cluster1)"}
+
+
+def test_datahub_names_from_the_project_config_and_their_precedence(tmp_path, monkeypatch):
+    write_config(tmp_path, "datahub:\n  platform: delta-lake\n  platform_instance: eu1\n  env: QA\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["sync", "--catalog", "datahub", "--out", "a", SEED]) == 0
+    assert dataset_urns(tmp_path / "a") == {"urn:li:dataset:(urn:li:dataPlatform:delta-lake,eu1.curated.orders,QA)"}
+    hinted = with_dataset(tmp_path, "curated.orders", "  catalog:\n    datahub_platform: hive\n")
+    assert main(["sync", "--catalog", "datahub", "--out", "b", "--env", "DEV", hinted]) == 0
+    assert dataset_urns(tmp_path / "b") == {"urn:li:dataset:(urn:li:dataPlatform:hive,eu1.curated.orders,DEV)"}
+
+
+def test_sync_run_takes_the_naming_options_and_the_project_config(tmp_path):
+    """What `dqgov check --sync` calls: names and config are passed in, never read from the current directory."""
+    from dq_governance.catalogs.naming import NameSettings
+    from dq_governance.project_config import load_project_config
+
+    project = load_project_config(write_config(tmp_path, "openmetadata:\n  service: cfg_svc\n  database: sales\n"))
+    report = sync_run("openmetadata", load_contract(SEED), seed_lab_result(), out=tmp_path / "om", dry_run=True,
+                      server_version="1.9", names=NameSettings(service="lakehouse"), project=project)
+    assert report.invalid == [] and report.failed == []
+    posted = [r["path"] for _, r in read_files(tmp_path / "om") if r["method"] == "POST"]
+    assert posted == [f"/api/v1/dataQuality/testCases/testCaseResults/{SEED_FQN}.{column}.orders_{rule}"
+                      for column, rule in (("pedido_id", "pedido_id_not_null"), ("cliente_id", "cliente_id_not_null"),
+                                           ("status", "status_allowed_values"), ("valor", "valor_range"),
+                                           ("pedido_id", "pedido_id_unique"))]  # in result order; `type` has no test
+    bare = sync_run("openmetadata", load_contract(SEED), None, out=tmp_path / "bare", dry_run=True)
+    assert bare.invalid == [("contract orders", MISSING_BOTH)] and bare.exit_code == 2
+
+
+# --------------------------------------------------------------------------- a live sync from the project config
+
+
+@responses.activate
+def test_seed_contract_syncs_to_a_live_openmetadata_named_by_the_project_config(tmp_path, monkeypatch, capsys):
+    from catalog_support import assert_fields, body_of, om_fixture
+
+    monkeypatch.setenv("OM_BOT_TOKEN", TOKEN)
+    monkeypatch.delenv("DQGOV_OPENMETADATA_URL", raising=False)
+    write_config(tmp_path, f"openmetadata:\n  url: {OM_URL}\n  token_env: OM_BOT_TOKEN\n  service: lakehouse\n"
+                           "  database: sales\n")
+    monkeypatch.chdir(tmp_path)
+    state = OMState(version="1.9.11")
+    state.teams["sales-data-team"] = "7d5e3c8a-2f0e-4c59-9a8f-2b1f0b8f6e11"
+    state.add_table(SEED_FQN, [{"name": n, "dataType": "STRING"} for n in
+                               ("pedido_id", "cliente_id", "status", "valor", "data_pedido")])
+    OMServer(responses.mock, state)
+    assert main(["sync", "--catalog", "openmetadata", SEED]) == 0
+    captured = capsys.readouterr()
+    assert "dqgov sync openmetadata (sent, server 1.9.11): " in captured.out and TOKEN not in captured.out
+    assert all(c.request.headers["Authorization"] == f"Bearer {TOKEN}" for c in responses.calls)
+    assert sorted(state.test_cases) == sorted(f"{SEED_FQN}.{r.target_columns[0]}.orders_{r.name}"
+                                              for r in seed_om_rules())
+    suite = next(c for c in responses.calls if c.request.url.endswith("/dataQuality/testSuites/basic"))
+    assert_fields(body_of(suite), om_fixture("createBasicTestSuite"),
+                  differ={"$.name": f"{SEED_FQN}.testSuite", "$.basicEntityReference": SEED_FQN})
+    case = next(body_of(c) for c in responses.calls if c.request.url.endswith("/dataQuality/testCases")
+                and c.request.method == "PUT" and body_of(c)["name"] == "orders_cliente_id_not_null")
+    assert_fields(case, om_fixture("createTestCase_1.8plus"), differ={
+        "$.name": "orders_cliente_id_not_null", "$.entityLink": f"<#E::table::{SEED_FQN}::columns::cliente_id>",
+        "$.description": "from contract orders v1.0.0"})
+    (data_contract,) = state.contracts.values()
+    assert data_contract["entity"] == {"id": state.tables[SEED_FQN]["id"], "type": "table"}
+
+
+@responses.activate
+def test_seed_contract_syncs_to_a_live_datahub_named_by_the_project_config(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("DH_BOT_TOKEN", TOKEN)
+    monkeypatch.delenv("DQGOV_DATAHUB_URL", raising=False)
+    write_config(tmp_path, f"datahub:\n  url: {DH_URL}\n  token_env: DH_BOT_TOKEN\n  env: DEV\n")
+    monkeypatch.chdir(tmp_path)
+    server = DHServer(responses.mock)
+    assert main(["sync", "--catalog", "datahub", SEED]) == 0
+    assert TOKEN not in capsys.readouterr().out
+    assert all(c.request.headers["Authorization"] == f"Bearer {TOKEN}" for c in responses.calls)
+    urn = "urn:li:dataset:(urn:li:dataPlatform:spark,curated.orders,DEV)"
+    assert sorted(a for u, a in server.state.aspects if u == urn) == [
+        "datasetProperties", "ownership", "schemaMetadata", "status"]
+    assert {u for u, _ in server.state.aspects if u.startswith("urn:li:dataset:")} == {urn}
+
+
+def test_a_token_env_that_is_not_set_is_bad_input(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("OM_BOT_TOKEN", raising=False)
+    monkeypatch.delenv("OM_BOT_TOKEN_FILE", raising=False)
+    write_config(tmp_path, f"openmetadata:\n  url: {OM_URL}\n  token_env: OM_BOT_TOKEN\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["sync", "--catalog", "openmetadata", "--service", "s", "--database", "d", SEED]) == 2
+    assert capsys.readouterr().err == ("dqgov: error: .dqgov/config.yaml: openmetadata.token_env names OM_BOT_TOKEN, "
+                                       "which is not set (nor OM_BOT_TOKEN_FILE)\n")

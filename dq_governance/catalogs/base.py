@@ -15,6 +15,7 @@ from typing import Any, Callable, Protocol, TypeVar
 T = TypeVar("T")
 R = TypeVar("R")
 
+from dq_governance.catalogs.naming import CatalogNaming, DatasetRef
 from dq_governance.checks.result import CheckResult, RuleResult
 from dq_governance.contracts.model import Contract, FieldSpec
 from dq_governance.contracts.thresholds import parse_threshold
@@ -91,27 +92,6 @@ class SyncReport:
 
 
 @dataclass(frozen=True)
-class DatasetRef:
-    """A dataset as both catalogs name it."""
-
-    name: str
-    openmetadata_fqn: str | None = None
-    datahub_platform: str = "spark"
-    datahub_env: str = "PROD"
-
-    @classmethod
-    def of(cls, contract: Contract) -> DatasetRef:
-        """The dataset a contract governs, with the names in its `dataset.catalog` block."""
-        cat = contract.dataset.catalog
-        return cls(
-            name=cat.get("datahub_name") or contract.dataset.name,
-            openmetadata_fqn=cat.get("openmetadata_fqn"),
-            datahub_platform=cat.get("datahub_platform", "spark"),
-            datahub_env=cat.get("datahub_env", "PROD"),
-        )
-
-
-@dataclass(frozen=True)
 class ColumnLineage:
     """Target column computed from source columns (optionally by a function)."""
 
@@ -135,9 +115,11 @@ class CatalogPusher(ABC):
 
     catalog: str = ""
 
-    def __init__(self, transport: Transport, report: SyncReport | None = None, workers: int = 1):
+    def __init__(self, transport: Transport, report: SyncReport | None = None, workers: int = 1,
+                 naming: CatalogNaming | None = None):
         self.transport = transport
         self.report = report or SyncReport(self.catalog, dry_run=transport.dry_run)
+        self.naming = naming or CatalogNaming()
         # Independent reads/writes (one per rule) overlap on a small pool; a dry run stays sequential
         # so its request files keep a stable order.
         self._pool = ThreadPoolExecutor(workers) if workers > 1 and not transport.dry_run else None
@@ -147,6 +129,10 @@ class CatalogPusher(ABC):
         if self._pool is None or len(items) < 2:
             return [fn(item) for item in items]
         return list(self._pool.map(fn, items))
+
+    @abstractmethod
+    def validate(self, contract: Contract) -> None:
+        """Raise ContractError / ConfigError when the catalog cannot name the contract's dataset."""
 
     @abstractmethod
     def push_contract(self, contract: Contract) -> None:

@@ -36,6 +36,7 @@ from dq_governance.catalogs.base import (
     spark_type,
     struct_display,
 )
+from dq_governance.catalogs.naming import CatalogNaming
 from dq_governance.catalogs.transport import Response
 from dq_governance.checks.result import CheckResult, RuleResult
 from dq_governance.contracts.model import Contract, FieldSpec
@@ -93,8 +94,18 @@ _FRESHNESS_UNITS = (("DAY", 86400), ("HOUR", 3600), ("MINUTE", 60), ("SECOND", 1
 
 
 def dataset_urn(ref: DatasetRef) -> str:
-    """`urn:li:dataset:(urn:li:dataPlatform:<platform>,<name>,<env>)`."""
-    return f"urn:li:dataset:({PLATFORM_URN.format(ref.datahub_platform)},{ref.name},{ref.datahub_env})"
+    """`urn:li:dataset:(urn:li:dataPlatform:<platform>,[<instance>.]<name>,<env>)`, as the SDK builds it."""
+    name = f"{ref.datahub_platform_instance}.{ref.name}" if ref.datahub_platform_instance else ref.name
+    return f"urn:li:dataset:({PLATFORM_URN.format(ref.datahub_platform)},{name},{ref.datahub_env})"
+
+
+def platform_instance(ref: DatasetRef) -> dict[str, str] | None:
+    """The dataset's dataPlatformInstance aspect when it has a platform instance, else None."""
+    if not ref.datahub_platform_instance:
+        return None
+    platform = PLATFORM_URN.format(ref.datahub_platform)
+    return {"platform": platform,
+            "instance": f"urn:li:dataPlatformInstance:({platform},{ref.datahub_platform_instance})"}
 
 
 def field_urn(dataset: str, path: str) -> str:
@@ -398,8 +409,9 @@ class DataHubPusher(CatalogPusher):
     catalog = "datahub"
 
     def __init__(self, transport: Transport, report: SyncReport | None = None, *,
-                 batch: bool = True, batch_size: int = BATCH_MAX, workers: int = 1):
-        super().__init__(transport, report, workers)
+                 batch: bool = True, batch_size: int = BATCH_MAX, workers: int = 1,
+                 naming: CatalogNaming | None = None):
+        super().__init__(transport, report, workers, naming)
         self.batch = batch and not transport.dry_run
         self.batch_size = max(1, min(batch_size, BATCH_MAX))
         self._queue: list[tuple[str, dict[str, Any]]] = []  # (entity label, proposal)
@@ -482,10 +494,14 @@ class DataHubPusher(CatalogPusher):
             index += 1
 
     # -- push_contract ---------------------------------------------------------
+    def validate(self, contract: Contract) -> None:
+        """The dataset URN must resolve: hints known, platform and env well formed."""
+        self.naming.datahub_ref(contract)
+
     def push_contract(self, contract: Contract) -> None:
         """Dataset aspects, assertions for every rule, and the data contract bundling them."""
         self.config()
-        ref = DatasetRef.of(contract)
+        ref = self.naming.datahub_ref(contract)
         urn = dataset_urn(ref)
         label = f"dataset {urn}"
         written = len(self._queue)
@@ -493,6 +509,9 @@ class DataHubPusher(CatalogPusher):
         created = self._dataset_properties(contract, urn, label, have["datasetProperties"])
         if created:
             self._emit(label, proposal("dataset", urn, "status", {"removed": False}))
+            instance = platform_instance(ref)
+            if instance:
+                self._emit(label, proposal("dataset", urn, "dataPlatformInstance", instance))
         if have["schemaMetadata"] is None:
             self._emit(label, proposal("dataset", urn, "schemaMetadata", schema_metadata(contract, ref.datahub_platform)))
         self._editable_schema(contract, urn, label, have["editableSchemaMetadata"] or {})
@@ -600,7 +619,7 @@ class DataHubPusher(CatalogPusher):
         """One assertionRunEvent per rule for this run (skipped when the run is already there)."""
         if contract.name not in self._pushed:
             self.push_contract(contract)
-        dataset = dataset_urn(DatasetRef.of(contract))
+        dataset = dataset_urn(self.naming.datahub_ref(contract))
         timestamp = epoch_ms(result.finished_at)
         pii = set(contract.pii_columns())
         total = result.total_rows or None

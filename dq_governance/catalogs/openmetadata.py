@@ -34,6 +34,7 @@ from dq_governance.catalogs.base import (
     spark_type,
 )
 from dq_governance.catalogs.dryrun import placeholder_id
+from dq_governance.catalogs.naming import CatalogNaming, split_fqn
 from dq_governance.catalogs.transport import Response
 from dq_governance.checks.result import CheckResult, RuleResult
 from dq_governance.contracts.model import Contract, FieldSpec
@@ -170,22 +171,6 @@ def tag_label(fqn: str) -> dict[str, str]:
     return {"tagFQN": fqn, "source": "Classification", "labelType": "Automated", "state": "Confirmed"}
 
 
-def split_fqn(fqn: str) -> list[str]:
-    """Split an FQN on dots outside double quotes (`svc.db.schema."my.table"`)."""
-    parts, current, quoted = [], "", False
-    for char in fqn:
-        if char == '"':
-            quoted = not quoted
-            current += char
-        elif char == "." and not quoted:
-            parts.append(current)
-            current = ""
-        else:
-            current += char
-    parts.append(current)
-    return parts
-
-
 def _strip_quotes(name: str) -> str:
     return name[1:-1] if len(name) >= 2 and name[0] == name[-1] == '"' else name
 
@@ -240,8 +225,9 @@ class OpenMetadataPusher(CatalogPusher):
     catalog = "openmetadata"
 
     def __init__(self, transport: Transport, report: SyncReport | None = None, *,
-                 server_version: str | None = None, create_tables: bool = False, workers: int = 1):
-        super().__init__(transport, report, workers)
+                 server_version: str | None = None, create_tables: bool = False, workers: int = 1,
+                 naming: CatalogNaming | None = None):
+        super().__init__(transport, report, workers, naming)
         self.create_tables = create_tables
         self._version: tuple[int, int, int] | None = parse_version(server_version) if server_version else None
         self._tables: dict[str, dict[str, Any]] = {}
@@ -293,10 +279,14 @@ class OpenMetadataPusher(CatalogPusher):
         return None if reply.status == 404 else reply.body
 
     # -- push_contract ---------------------------------------------------------
+    def validate(self, contract: Contract) -> None:
+        """The table FQN must resolve (options, hints, dataset name, project config)."""
+        self.naming.openmetadata_fqn(contract)
+
     def push_contract(self, contract: Contract) -> None:
         """Table (created if asked), descriptions, tags, owners, test suite and cases, data contract."""
         self.version  # noqa: B018 - read the version before anything version-dependent
-        fqn = table_fqn(contract)
+        fqn = self.naming.openmetadata_fqn(contract)
         owners = [ref for ref in (self._resolve_owner(p) for p in self._om_principals(contract)) if ref]
         for tag in table_tags(contract) + [t for _, spec in contract.iter_fields() for t in column_tags(spec)]:
             self._ensure_tag(tag)
@@ -321,7 +311,7 @@ class OpenMetadataPusher(CatalogPusher):
             if not self.create_tables:
                 raise CatalogError(f"openmetadata: table {fqn} does not exist; ingest it first or pass "
                                    "--create-tables")
-            body = create_table_body(contract, owners)
+            body = create_table_body(contract, owners, fqn)
             table = self._write("PUT", f"{API}/tables", entity=f"table {fqn}", body=body).body or {}
             table.setdefault("fullyQualifiedName", fqn)
             self.report.record(CREATED, f"table {fqn}")
@@ -570,18 +560,14 @@ class OpenMetadataPusher(CatalogPusher):
 # --------------------------------------------------------------------------- bodies and diffs
 
 
-def table_fqn(contract: Contract) -> str:
-    """`service.database.schema.table` from `dataset.catalog.openmetadata_fqn`."""
-    fqn = contract.dataset.catalog.get("openmetadata_fqn")
-    if not fqn or len(split_fqn(fqn)) != 4:
-        raise ContractError(f"contract {contract.name}: dataset.catalog.openmetadata_fqn must be "
-                            f"service.database.schema.table, got {fqn!r}")
-    return fqn
+def table_fqn(contract: Contract, naming: CatalogNaming | None = None) -> str:
+    """`service.database.schema.table` for the contract's dataset (see catalogs/naming.py)."""
+    return (naming or CatalogNaming()).openmetadata_fqn(contract)
 
 
-def create_table_body(contract: Contract, owners: list[dict[str, str]]) -> dict[str, Any]:
-    """CreateTableRequest for PUT /api/v1/tables."""
-    parts = split_fqn(table_fqn(contract))
+def create_table_body(contract: Contract, owners: list[dict[str, str]], fqn: str | None = None) -> dict[str, Any]:
+    """CreateTableRequest for PUT /api/v1/tables (into `fqn`, default the contract's own)."""
+    parts = split_fqn(fqn or table_fqn(contract))
     body: dict[str, Any] = {"name": _strip_quotes(parts[-1]), "databaseSchema": ".".join(parts[:-1])}
     description = contract.dataset.description or contract.contract.description
     if description:

@@ -11,21 +11,25 @@ import logging
 import os
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dq_governance.catalogs.base import CatalogPusher, LineageEdge, SyncReport
 from dq_governance.catalogs.datahub import HEADERS as DATAHUB_HEADERS
 from dq_governance.catalogs.datahub import DataHubPusher
 from dq_governance.catalogs.dryrun import DryRunTransport
-from dq_governance.catalogs.openmetadata import OpenMetadataPusher, table_fqn
+from dq_governance.catalogs.naming import CATALOG_SETTINGS, SETTINGS, CatalogNaming, NameSettings
+from dq_governance.catalogs.openmetadata import OpenMetadataPusher
 from dq_governance.catalogs.transport import HttpTransport, RetryPolicy, Secret, load_token
 from dq_governance.checks.result import CheckResult, GateDecision, RuleResult
 from dq_governance.contracts.model import Contract
 from dq_governance.errors import CatalogError, ConfigError, ContractError, InputDataError
+
+if TYPE_CHECKING:  # imported where used: project_config imports this package (catalogs.naming)
+    from dq_governance.project_config import ProjectConfig
 
 log = logging.getLogger(__name__)
 
@@ -66,12 +70,22 @@ def make_pusher(
     timeout: tuple[float, float] = (5.0, 30.0),
     batch: bool = True,
     workers: int = 8,
+    names: NameSettings | None = None,
+    project: ProjectConfig | None = None,
 ) -> CatalogPusher:
-    """A pusher for `catalog` talking HTTP to `url`, or writing request files when dry-running."""
+    """A pusher for `catalog` talking HTTP to `url`, or writing request files when dry-running.
+
+    Each setting comes from the argument (a CLI option), else the environment (URL only), else the
+    project config; catalog names resolve per contract as catalogs/naming.py says.
+    """
+    from dq_governance.project_config import ProjectConfig
+
     spec = CATALOGS.get(catalog)
     if spec is None:
         raise ConfigError(f"unknown catalog {catalog!r}; expected one of {', '.join(CATALOGS)}")
-    url = url or os.environ.get(spec.url_env)
+    project = project or ProjectConfig()
+    names = names or NameSettings()
+    url = url or os.environ.get(spec.url_env) or project.section(catalog).url
     report = SyncReport(catalog)
     if dry_run or not url:
         transport: Any = DryRunTransport(out or default_out(catalog), catalog)
@@ -79,21 +93,31 @@ def make_pusher(
     else:
         if catalog == "openmetadata" and url.rstrip("/").endswith("/api"):
             url = url.rstrip("/")[: -len("/api")]  # paths carry /api/v1 themselves
-        transport = HttpTransport(url, catalog, token=token or load_token(spec.token_env), headers=spec.headers,
-                                  retry=retry, sleep=sleep, rng=rng, timeout=timeout, pool_size=workers)
+        transport = HttpTransport(url, catalog, token=token or _token(spec, catalog, project),
+                                  headers=spec.headers, retry=retry, sleep=sleep, rng=rng, timeout=timeout,
+                                  pool_size=workers)
+    naming = CatalogNaming(names, project.names(), project.file)
+    ignored = [SETTINGS[s][0] for s in names.given() if s not in CATALOG_SETTINGS[catalog]]
+    if ignored:
+        report.note(f"{', '.join(ignored)}: not used by {catalog}; ignored")
     if catalog == "openmetadata":
-        return OpenMetadataPusher(transport, report, server_version=server_version, create_tables=create_tables,
-                                  workers=workers)
+        om = project.openmetadata
+        return OpenMetadataPusher(transport, report, server_version=server_version or om.server_version,
+                                  create_tables=create_tables or bool(om.create_tables), workers=workers,
+                                  naming=naming)
     if server_version:
         report.note("--server-version applies to OpenMetadata only; ignored")
-    return DataHubPusher(transport, report, batch=batch, workers=workers)
+    return DataHubPusher(transport, report, batch=batch, workers=workers, naming=naming)
 
 
-def validate_for(catalog: str, contracts: Iterable[Contract]) -> None:
-    """Fail before sending anything when a contract lacks the names the catalog needs."""
-    if catalog == "openmetadata":
-        for contract in contracts:
-            table_fqn(contract)
+def _token(spec: CatalogSpec, catalog: str, project: ProjectConfig) -> Secret | None:
+    """The token from the variable the project config names, else the catalog's default variable."""
+    named = project.section(catalog).token_env
+    token = load_token(named or spec.token_env)
+    if token is None and named:
+        # A variable named on purpose but unset would send unauthenticated requests: refuse.
+        raise ConfigError(f"{project.file}: {catalog}.token_env names {named}, which is not set (nor {named}_FILE)")
+    return token
 
 
 def sync(
@@ -108,11 +132,11 @@ def sync(
     try:
         for contract in sorted(contracts, key=lambda c: c.name):
             try:
-                validate_for(pusher.catalog, [contract])
+                pusher.validate(contract)
                 pusher.push_contract(contract)
                 if contract.name in results:
                     pusher.push_results(contract, results[contract.name])
-            except ContractError as exc:
+            except (ContractError, ConfigError) as exc:  # this contract cannot be named in the catalog
                 pusher.report.invalid.append((f"contract {contract.name}", str(exc)))
             except CatalogError as exc:
                 pusher.report.failed.append((f"contract {contract.name}", str(exc)))
@@ -143,11 +167,17 @@ def sync_run(
     server_version: str | None = None,
     create_tables: bool = False,
     edges: list[LineageEdge] | None = None,
+    names: NameSettings | None = None,
+    project: ProjectConfig | None = None,
     **transport_options: Any,
 ) -> SyncReport:
-    """Push one check run (its contract, results and lineage edges): what `dqgov check --sync` calls."""
-    pusher = make_pusher(catalog, url=url, dry_run=dry_run, out=out,
-                         server_version=server_version, create_tables=create_tables, **transport_options)
+    """Push one check run (its contract, results and lineage edges): what `dqgov check --sync` calls.
+
+    `names` are the naming options, `project` the project config (see `make_pusher`); neither is read
+    implicitly here, so a library call never depends on the current directory.
+    """
+    pusher = make_pusher(catalog, url=url, dry_run=dry_run, out=out, server_version=server_version,
+                         create_tables=create_tables, names=names, project=project, **transport_options)
     return sync(pusher, [contract], {contract.name: result} if result is not None else None, edges)
 
 
