@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 
-from dq_governance.contracts.model import RULE_TYPES, Contract
+from dq_governance.contracts.model import DERIVED_RULE_TYPES, RULE_TYPES, Contract
 
 pytestmark = pytest.mark.spark
 
@@ -32,8 +32,8 @@ def run(spark, rows, schema, fields, rules, mode="split", **kw):
 def test_registry_covers_every_rule_type():
     from dq_governance.checks.registry import DEFAULT_DIMENSIONS, REGISTRY
 
-    assert set(REGISTRY) == set(RULE_TYPES)
-    assert set(DEFAULT_DIMENSIONS) == set(RULE_TYPES)
+    assert set(REGISTRY) == set(RULE_TYPES) | set(DERIVED_RULE_TYPES)
+    assert set(DEFAULT_DIMENSIONS) == set(RULE_TYPES) | set(DERIVED_RULE_TYPES)
 
 
 def test_not_null_any_column(spark):
@@ -64,6 +64,46 @@ def test_range(spark, rule, expected):
     r = run(spark, [(-1.0,), (0.0,), (5.0,), (10.0,), (11.0,), (None,)], "v double",
             [{"name": "v", "type": "double"}], [rule])
     assert r.rule("v_range").failed_count == expected
+
+
+def test_date_range_fails_exactly_the_rows_outside_it(spark):
+    from dq_governance.checks.engine import evaluate
+    from dq_governance.contracts.load import load_contract
+
+    c = load_contract("""
+contract: {name: t, version: 1.0.0}
+dataset: {name: t}
+schema:
+  fields:
+    - {name: id, type: long}
+    - {name: day, type: date, minimum: "2024-01-01", maximum: 2024-12-31}
+    - {name: at, type: timestamp, maximum: "2024-07-01T00:00:00", exclusive_maximum: true}
+quality:
+  rules:
+    - {type: range, column: at, min: 2024-06-01}
+""")
+    rows = [
+        ("1", "2024-01-01", "2024-06-30 23:59:59"),  # every bound inclusive where it may be
+        ("2", "2023-12-31", "2024-07-01 00:00:00"),  # day too early; at on its exclusive maximum
+        ("3", "2024-12-31", "2024-05-31 23:59:59"),  # at before 2024-06-01 (a date bound: its midnight)
+        ("4", "2025-01-01", None),  # day too late; a null never violates
+        ("5", "not-a-date", "soon"),  # does not convert: the type rules' business, not the range's
+    ]
+    df = spark.createDataFrame(rows, "id string, day string, at string")
+    result = evaluate(df, c)
+    try:
+        counts = {r.name: (r.failed_count, r.expected) for r in result.rules if r.type in ("range", "type")}
+        assert counts == {
+            "id_type": (0, "type long"), "day_type": (1, "type date"),
+            "day_range": (2, ">= 2024-01-01 and <= 2024-12-31"), "at_type": (1, "type timestamp"),
+            "at_range": (1, "< 2024-07-01T00:00:00"), "at_range_2": (1, ">= 2024-06-01"),
+        }
+        errors = {r["id"]: r["_dq_errors"] for r in result.annotated_df.collect()}
+        assert errors == {"1": [], "2": ["day_range", "at_range"], "3": ["at_range_2"], "4": ["day_range"],
+                          "5": ["day_type", "at_type"]}
+        assert (result.valid_rows, result.invalid_rows) == (1, 4)
+    finally:
+        result.release()
 
 
 def test_regex_allowed_values_length(spark):

@@ -62,9 +62,8 @@ def test_orders_model_values(repo):
     assert contract.pii_columns() == ["email"]
     assert contract.quality.on_failure == "block_publication"
     assert contract.quality.minimum_valid_ratio == 0.99
-    # The seed's `freshness_minutes: 60` becomes a 60-minute freshness SLA.
-    assert contract.service_level.freshness.max_age == "60m"
-    assert contract.service_level.freshness.seconds == 3600.0
+    # The seed's `freshness_minutes: 60` names no column (and data_pedido is a date): orders.yaml has no SLA.
+    assert contract.service_level is None
     assert contract.field("email").masking.method == "hmac"
     assert contract.roles.owner.contact == "sales-data@example.com"
     rules = {r.name: r for r in contract.rules()}
@@ -165,6 +164,22 @@ def test_bad_threshold_is_a_located_validation_error():
     assert [(e["loc"], e["type"]) for e in errors] == [(("quality", "rules", 0, "missing_count", "must_be"),
                                                         "value_error")]
     assert "invalid threshold '<< 1'" in errors[0]["msg"]
+
+
+def test_seed_freshness_minutes_with_its_column_is_a_60_minute_sla():
+    contract = Contract.model_validate(_doc(fields=[{"name": "ts", "type": "timestamp"}],
+                                            service_level={"freshness_minutes": 60, "freshness_column": "ts"}))
+    assert (contract.service_level.freshness.max_age, contract.service_level.freshness.seconds) == ("60m", 3600.0)
+    assert [(r.name, r.column, r.must_be) for r in contract.rules() if r.type == "freshness"] == [
+        ("freshness_sla", "ts", "< 60m")]
+
+
+@pytest.mark.parametrize("level", [{"freshness_minutes": 60}, {"freshness": {"max_age": "1h"}}, {"freshness": "1d"}])
+def test_freshness_without_its_column_is_refused(level):
+    errors = _errors(_doc(service_level=level))
+    assert [(e["loc"], e["ctx"]["path"], e["ctx"]["message"]) for e in errors] == [
+        (("service_level",), ("freshness",),
+         "freshness needs `freshness_column` (or `freshness.column`) to be evaluated")]
 
 
 def test_bad_duration_is_a_located_validation_error():

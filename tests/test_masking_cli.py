@@ -98,7 +98,7 @@ def test_scan_pii_flags_undeclared_pii(spark, repo, capsys):
     doc = yaml.safe_load(patch)
     assert [f["name"] for f in doc["schema"]["fields"]] == ["nome", "email", "telefone", "data_nascimento", "cep"]
     assert doc["schema"]["fields"][1] == {"name": "email", "pii": True, "classification": "restricted",
-                                          "masking": "hmac"}
+                                          "masking": "hmac", "format": "email"}  # hmac needs it to normalise
     assert main([*args, "--strict"]) == 1
     assert "dqgov: error: 5 PII column(s) undeclared" in capsys.readouterr().err
 
@@ -138,6 +138,32 @@ def test_scan_pii_write_appends_missing_columns(spark, repo, tmp_path, capsys):
     assert contract.column_names()[-5:] == ["nome", "email", "telefone", "data_nascimento", "cep"]
     assert contract.field("cep").masking.prefix_length == 5 and contract.field("cep").pii
     assert contract_path.read_text().startswith("# Sales lines")
+
+
+def test_scan_pii_proposes_the_format_a_keyed_mask_needs(spark, repo, tmp_path, capsys):
+    text = (repo / "contracts" / "customers.yaml").read_text()
+    # the author left out the formats: hmac and tokenize would hash each spelling apart
+    for fmt in ("cpf", "phone"):
+        assert f"      format: {fmt}\n" in text
+        text = text.replace(f"      format: {fmt}\n", "", 1)
+    contract_path = tmp_path / "customers.yaml"
+    contract_path.write_text(text)
+    from dq_governance.contracts.lint import lint_path
+
+    assert [(i.severity, i.field, i.message.split(":")[0]) for i in lint_path(contract_path)] == [
+        ("warning", "schema.fields[2]", "cpf"), ("warning", "schema.fields[4]", "telefone")]
+    args = ["scan-pii", "--input", str(repo / "examples" / "data" / "customers.csv"), "--contract", str(contract_path)]
+    assert main([*args, "--json"]) == 0
+    patch = yaml.safe_load(json.loads(capsys.readouterr().out)["patch"])
+    assert patch == {"schema": {"fields": [{"name": "cpf", "format": "cpf"}, {"name": "telefone", "format": "phone"},
+                                           {"name": "cep", "classification": "confidential"}]}}
+    assert main([*args, "--write"]) == 0
+    assert "wrote 3 change(s)" in capsys.readouterr().out
+    written = contract_path.read_text()
+    assert "    - name: cpf\n      format: cpf\n      type: string\n" in written
+    assert lint_path(contract_path) == []  # the normalisation warnings are gone
+    again = Contract.model_validate(yaml.safe_load(written))
+    assert (again.field("cpf").format, again.field("telefone").format) == ("cpf", "phone")
 
 
 def test_scan_pii_write_needs_a_contract(repo, capsys):

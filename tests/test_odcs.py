@@ -384,10 +384,10 @@ def test_nested_struct_fields_round_trip() -> None:
 
 def test_retention_in_ambiguous_months_is_rejected() -> None:
     doc = read(CONTRACTS / "orders.odcs.yaml")
-    doc["slaProperties"][1] = {"property": "retention", "value": 6, "unit": "m"}
+    doc["slaProperties"][0] = {"property": "retention", "value": 6, "unit": "m"}
     with pytest.raises(ContractError) as info:
         odcs_to_contract(doc)
-    assert info.value.field == "slaProperties.1.unit"
+    assert info.value.field == "slaProperties.0.unit"
     assert info.value.message == "unit 'm' is ambiguous for retention; use 'min' or 'mo'"
 
 

@@ -97,8 +97,31 @@ def _with_column_memo(fn: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+#: Spark error conditions that mean an expression aggregates over rows (lint refuses the aggregates it knows;
+#: one it does not, a UDAF say, is caught here) -> what to say instead of Spark's message
+_AGGREGATE_CONDITIONS = frozenset({"MISSING_GROUP_BY", "NESTED_AGGREGATE_FUNCTION", "GROUP_BY_AGGREGATE"})
+
+
 def _invalid_expression(rule_name: str, text: str, exc: BaseException) -> ContractError:
+    condition = _condition(exc)
+    if condition in _AGGREGATE_CONDITIONS:
+        return ContractError(f"rule {rule_name}: {text!r} is an aggregate: use a `sql` rule for dataset-level "
+                             "conditions")
     return ContractError(f"rule {rule_name}: invalid SQL expression {text!r}: {_first_line(exc)}")
+
+
+def _condition(exc: BaseException) -> str | None:
+    """The error condition (class) of a Spark exception, e.g. MISSING_GROUP_BY; None for other exceptions."""
+    for getter in ("getCondition", "getErrorClass"):
+        method = getattr(exc, getter, None)
+        if callable(method):
+            try:
+                value = method()
+            except Exception:  # an older PySpark without the getter's backing field
+                continue
+            if value:
+                return str(value)
+    return None
 
 
 def _first_line(exc: BaseException) -> str:
@@ -180,6 +203,13 @@ class BuildContext:
             return self.col(name)
         return self.col(name).try_cast("double")
 
+    def temporal(self, name: str) -> Column:
+        """The column as a date or timestamp: typed date / timestamp columns as they are, text through try_cast."""
+        dtype = self.dtype(name)
+        if isinstance(dtype, (DateType, TimestampType, TimestampNTZType)):
+            return self.col(name)
+        return self.col(name).try_cast("timestamp")
+
     def timestamp(self, name: str) -> Column:
         """The column as a timestamp (dates at midnight, text through try_cast)."""
         dtype = self.dtype(name)
@@ -204,17 +234,21 @@ class BuildContext:
         return column
 
     def check_expressions(self) -> None:
-        """Resolve every expression made so far against the typed columns, in one analysis (no job)."""
+        """Resolve every expression made so far against the typed columns, in one analysis (no job).
+
+        Beside every column of the row, as the pass computes them: an aggregate, which a select of the
+        expressions alone would accept as a one-row query, fails here and is named.
+        """
         self._expressions_checked = True
         pending, self._unchecked = self._unchecked, {}
         if not pending:
             return
         try:
-            self.stage.select(*[self._expressions[text] for text in pending])
+            self.stage.withColumns({f"__dq_e{i}": self._expressions[text] for i, text in enumerate(pending)})
         except Exception as together:
             for text, rule_name in pending.items():  # which one: only on this error path, one analysis each
                 try:
-                    self.stage.select(self._expressions[text])
+                    self.stage.withColumns({"__dq_e": self._expressions[text]})
                 except Exception as exc:
                     raise _invalid_expression(rule_name, text, exc) from None
             raise ContractError(f"rule expressions do not resolve together: {_first_line(together)}") from None
@@ -347,7 +381,7 @@ def evaluate(
     started = datetime.now(timezone.utc)
     spark = spark or df.sparkSession
     run_id = run_id or str(uuid.uuid4())
-    rules = contract.rules()
+    rules = contract.check_rules()
     _require_columns(df, contract, rules, source)
     previous = [c for c in (ERRORS_COL, WARNINGS_COL) if c in df.columns]
     if previous:  # re-checking annotated data (e.g. a quarantine table): the old annotations are replaced

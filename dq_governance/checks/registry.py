@@ -10,14 +10,23 @@ metric with the rule's thresholds. Adding a rule type = one builder + `@register
 
 from __future__ import annotations
 
+import datetime as _dt
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
-from pyspark.sql.types import BooleanType, DataType, NumericType, StringType
+from pyspark.sql.types import (
+    BooleanType,
+    DataType,
+    NumericType,
+    StringType,
+    TimestampNTZType,
+    TimestampType,
+)
 
 from dq_governance.checks import formats
+from dq_governance.contracts.consistency import bound_text
 from dq_governance.contracts.thresholds import Threshold, parse_threshold
 from dq_governance.errors import ContractError
 
@@ -67,7 +76,7 @@ DEFAULT_DIMENSIONS: dict[str, str] = {
     "schema": "validity", "expression": "consistency", "sql": "consistency",
     "foreign_key": "integrity", "reconcile": "accuracy", "freshness": "timeliness",
     "avg": "accuracy", "sum": "accuracy", "min": "accuracy", "max": "accuracy", "stddev": "accuracy",
-    "schema_drift": "consistency", "pii_undeclared": "consistency",
+    "schema_drift": "consistency", "pii_undeclared": "consistency", "undeclared_columns": "validity",
 }  # fmt: skip
 
 Builder = Callable[[Any, "BuildContext"], RulePlan]
@@ -171,16 +180,40 @@ def unique(rule: Any, ctx: BuildContext) -> RulePlan:
 
 @register("range")
 def range_(rule: Any, ctx: BuildContext) -> RulePlan:
-    """Below `min` or above `max` (exclusive bounds optional)."""
-    value = ctx.number(rule.column)
+    """Below `min` or above `max` (exclusive bounds optional), compared in the column's type.
+
+    Numbers compare with the column as a number, dates and timestamps with the typed date / timestamp column; a
+    value that does not convert is null here, never a range violation (the type rule reports it).
+    """
+    value = ctx.temporal(rule.column) if rule.temporal else ctx.number(rule.column)
+    target = ctx.dtype(rule.column) if rule.temporal else None
     checks, expected = [], []
     if rule.min is not None:
-        checks.append(value <= F.lit(rule.min) if rule.min_exclusive else value < F.lit(rule.min))
-        expected.append(f"{'>' if rule.min_exclusive else '>='} {rule.min}")
+        low = _bound(rule.min, target)
+        checks.append(value <= low if rule.min_exclusive else value < low)
+        expected.append(f"{'>' if rule.min_exclusive else '>='} {bound_text(rule.min)}")
     if rule.max is not None:
-        checks.append(value >= F.lit(rule.max) if rule.max_exclusive else value > F.lit(rule.max))
-        expected.append(f"{'<' if rule.max_exclusive else '<='} {rule.max}")
+        high = _bound(rule.max, target)
+        checks.append(value >= high if rule.max_exclusive else value > high)
+        expected.append(f"{'<' if rule.max_exclusive else '<='} {bound_text(rule.max)}")
     return RulePlan(violation=_any(checks), expected=" and ".join(expected))
+
+
+def _bound(bound: Any, column_type: DataType | None) -> Column:
+    """A range bound as a literal: dates and timestamps from ISO text cast in Spark, as the session reads the data.
+
+    The cast goes to the column's own type (a date bound on a timestamp column is its midnight); naive timestamps
+    are then in the session time zone like the data, where a Python datetime literal would take the driver's zone.
+    """
+    if not isinstance(bound, _dt.date):
+        return F.lit(bound)
+    if isinstance(column_type, TimestampNTZType):
+        kind = "timestamp_ntz"
+    elif isinstance(column_type, TimestampType) or isinstance(bound, _dt.datetime):
+        kind = "timestamp"
+    else:
+        kind = "date"
+    return F.lit(bound.isoformat()).cast(kind)
 
 
 @register("allowed_values")
@@ -476,6 +509,36 @@ def pii_undeclared(rule: Any, ctx: BuildContext) -> RulePlan:
 
     return RulePlan(finalize=finalize, expected=f"every column that looks like PII (confidence >= "
                                                 f"{rule.min_confidence}) is declared pii: true")
+
+
+#: undeclared_columns policy -> what happens to the columns, as the report says it
+_UNDECLARED_FATE = {
+    "drop": "left out of the outputs",
+    "keep": "published as read",
+    "mask": "masked in the outputs",
+    "fail": "refused",
+}
+
+
+@register("undeclared_columns")
+def undeclared_columns(rule: Any, ctx: BuildContext) -> RulePlan:
+    """Data columns of the input the contract does not declare; from the column names, on the driver (no job).
+
+    The metric is their count; warn severity for drop / keep / mask (they never block), error for `fail`.
+    """
+    from dq_governance.contracts.model import undeclared_columns as find
+
+    def finalize(m: Measured) -> Outcome:
+        found = find(ctx.contract, ctx.input_schema.names) if ctx.contract is not None else []
+        if not found:
+            return Outcome(True, "passed", 0.0, None, "every data column is declared in the contract")
+        noun = "column" if len(found) == 1 else "columns"
+        message = (f"{len(found)} {noun} not in the contract, {_UNDECLARED_FATE[rule.policy]} "
+                   f"(undeclared_columns: {rule.policy}): {', '.join(found)}")
+        return Outcome(False, status_of(rule, False), float(len(found)), None, message)
+
+    return RulePlan(finalize=finalize, expected=f"every data column declared in the contract "
+                                                f"(undeclared_columns: {rule.policy})")
 
 
 # --------------------------------------------------------------------------- small helpers

@@ -1,4 +1,5 @@
-"""Cross-field checks of a contract: duplicate field names and rules naming unknown columns.
+"""Cross-field checks of a contract: duplicate field names, rules naming unknown columns, range bounds that do
+not fit their field's type.
 
 They work on plain documents as well as on model objects, so the model validators (which stop
 at the first problem) and lint (which reports every problem, even when other keys are invalid)
@@ -7,9 +8,13 @@ share one definition. Paths are relative to the `schema` / `quality` sections.
 
 from __future__ import annotations
 
+import datetime as _dt
 import difflib
+import re
 from dataclasses import dataclass
 from typing import Any, Iterable
+
+from dq_governance.contracts.spark_types import logical_type
 
 #: rule types whose columns must be declared in the schema (when the schema declares any)
 COLUMN_CHECKED_RULES: frozenset[str] = frozenset({"unique", "not_null", "duplicate_count", "duplicate_percent"})
@@ -52,17 +57,7 @@ def duplicate_field_names(fields: Any) -> list[Problem]:
 
 def field_paths(fields: Any) -> list[str]:
     """Dotted paths of every named field, nested struct fields included."""
-    out: list[str] = []
-
-    def walk(items: list[Any], prefix: str) -> None:
-        for spec in items:
-            name = _get(spec, "name")
-            if isinstance(name, str):
-                out.append(f"{prefix}{name}")
-                walk(_items(_get(spec, "fields")), f"{prefix}{name}.")
-
-    walk(_items(fields), "")
-    return out
+    return [path for path, _spec in document_fields(fields)]
 
 
 def unknown_rule_columns(known: Iterable[str], rules: Any) -> list[Problem]:
@@ -85,4 +80,101 @@ def unknown_rule_columns(known: Iterable[str], rules: Any) -> list[Problem]:
                 close = difflib.get_close_matches(column, known_list, n=1)
                 hint = f"did you mean `{close[0]}`?" if close else None
                 out.append(Problem(path, f"{kind} rule names unknown column {column!r}", hint))
+    return out
+
+
+# --------------------------------------------------------------------------- bounds
+
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_ISO_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}(:?\d{2})?)?$")
+
+
+def as_moment(value: Any) -> _dt.date | _dt.datetime | None:
+    """A YAML date / datetime, or ISO text (`2024-01-01`, `2024-01-01T10:00:00Z`), as a date or datetime; else None.
+
+    Text shaped like a date that is no calendar date (`2024-02-30`) raises ValueError.
+    """
+    if isinstance(value, (_dt.date, _dt.datetime)):
+        return value
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    try:
+        if _ISO_DATE.match(text):
+            return _dt.date.fromisoformat(text)
+        if _ISO_TIMESTAMP.match(text):
+            return _dt.datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise ValueError(f"{text!r} is not a valid date: {exc}") from None
+    return None
+
+
+def bound_kind(value: Any) -> str | None:
+    """`number`, `date` (dates and timestamps) or None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return "number"
+    try:
+        return "date" if as_moment(value) is not None else None
+    except ValueError:
+        return "date"
+
+
+def bound_text(bound: Any) -> str:
+    """A bound as a reader writes it: ISO text for dates and timestamps."""
+    return bound.isoformat() if isinstance(bound, (_dt.date, _dt.datetime)) else str(bound)
+
+
+def comparable_bound(bound: Any) -> Any:
+    """A bound comparable with any other of its kind: a date as its midnight, an aware timestamp in UTC (naive)."""
+    if isinstance(bound, _dt.datetime):
+        return bound if bound.tzinfo is None else bound.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    if isinstance(bound, _dt.date):
+        return _dt.datetime(bound.year, bound.month, bound.day)
+    return bound
+
+
+_TEMPORAL = ("date", "timestamp")
+
+
+def range_bound_problems(fields: Iterable[tuple[str, Any]], rules: Any) -> list[Problem]:
+    """Range rules on declared fields whose bounds are of the wrong kind: dates on a number, numbers on a date.
+
+    `fields` is (dotted path, field) pairs; a field is a model or a document mapping.
+    """
+    types = {path: _get(spec, "type") for path, spec in fields}
+    out: list[Problem] = []
+    for index, rule in enumerate(_items(rules)):
+        if _get(rule, "type") != "range" or _get(rule, "column") not in types:
+            continue
+        column = _get(rule, "column")
+        type_text = str(types[column] or "string")
+        temporal = logical_type(type_text) in _TEMPORAL
+        for key in ("min", "max"):
+            found = bound_kind(_get(rule, key))
+            if found is None or (found == "date") == temporal:
+                continue  # numbers bound any other field (text through a cast to double), as before
+            if found == "date":
+                message = (f"range {key} {str(_get(rule, key))!r} is a date, but `{column}` is `{type_text}`: "
+                           "only `date` and `timestamp` fields take date bounds")
+            else:
+                message = (f"range {key} {_get(rule, key)!r} is a number, but `{column}` is `{type_text}`: "
+                           "give an ISO date (e.g. '2024-01-01')")
+            out.append(Problem(("rules", index, key), message))
+    return out
+
+
+def document_fields(fields: Any) -> list[tuple[str, Any]]:
+    """(dotted path, field mapping) for every named field of a document's `schema.fields`."""
+    out: list[tuple[str, Any]] = []
+
+    def walk(items: list[Any], prefix: str) -> None:
+        for spec in items:
+            name = _get(spec, "name")
+            if isinstance(name, str):
+                out.append((f"{prefix}{name}", spec))
+                walk(_items(_get(spec, "fields")), f"{prefix}{name}.")
+
+    walk(_items(fields), "")
     return out

@@ -22,9 +22,10 @@ from dq_governance.contracts.source import DocPath, LintIssue, SourceDocument
 _SHORTHAND_KEYS: dict[type[BaseModel], tuple[str, ...]] = {ServiceLevel: ("freshness_minutes", "freshness_column")}
 _QUOTED = re.compile(r"'([^']*)'")
 #: model loc steps that a shorthand key of the document stands for (ServiceLevel's seed keys)
-_SHORTHAND_SOURCES: dict[tuple[str, str], str] = {
+_SHORTHAND_SOURCES: dict[tuple[str, ...], str] = {
     ("freshness", "max_age"): "freshness_minutes",
     ("freshness", "column"): "freshness_column",
+    ("freshness",): "freshness_minutes",  # a problem of the SLA as a whole, written as the seed's shorthand
 }
 
 

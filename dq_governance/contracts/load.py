@@ -16,9 +16,16 @@ from typing import Any, Callable, Literal
 
 from pydantic import ValidationError
 
-from dq_governance.contracts.consistency import duplicate_field_names, field_paths, unknown_rule_columns
+from dq_governance.contracts.consistency import (
+    Problem,
+    document_fields,
+    duplicate_field_names,
+    field_paths,
+    range_bound_problems,
+    unknown_rule_columns,
+)
 from dq_governance.contracts.diagnostics import did_you_mean, follow_loc, validation_issues
-from dq_governance.contracts.model import Contract
+from dq_governance.contracts.model import ROLE_SLOTS, Contract
 from dq_governance.contracts.spark_types import is_spark_type
 from dq_governance.contracts.source import LintIssue, SourceDocument, format_path, parse_text, read_source
 from dq_governance.errors import ContractError
@@ -140,6 +147,8 @@ def _build_native(doc: SourceDocument) -> tuple[Contract | None, list[LintIssue]
     problems = [(("schema", *p.path), p) for p in duplicate_field_names(schema.get("fields"))]
     known = field_paths(schema.get("fields"))
     problems += [(("quality", *p.path), p) for p in unknown_rule_columns(known, quality.get("rules"))]
+    problems += [(("quality", *p.path), p)
+                 for p in range_bound_problems(document_fields(schema.get("fields")), quality.get("rules"))]
     for path, problem in problems:
         issues.append(doc.issue(path, problem.message, problem.hint))
     issues += _type_warnings(doc, schema.get("fields"), ("schema", "fields"))
@@ -276,6 +285,59 @@ def _build_seed(doc: SourceDocument) -> tuple[Contract | None, list[LintIssue]]:
         return None, _converted_issues(doc, exc, "the validations block", {"quality": "validations"})
 
 
+# ------------------------------------------------------------------------- advice on a valid contract
+
+
+def _advice(contract: Contract) -> list[Problem]:
+    """Warnings about a valid contract that would do something other than its author likely means (model paths)."""
+    from dq_governance.masking.proposals import normalisation_problems
+
+    out = list(normalisation_problems(contract))
+    if "undeclared_columns" in contract.schema_.model_fields_set and not contract.fields:
+        out.append(Problem(("schema", "undeclared_columns"),
+                           f"undeclared_columns: {contract.schema_.undeclared_columns} has no effect: the schema "
+                           "declares no fields, so no column can be told undeclared and every column is published"))
+    for role in (contract.roles.other_roles if contract.roles else {}):
+        hint = did_you_mean(str(role).lower(), ROLE_SLOTS)
+        if hint:  # any role name is allowed (ODCS), so a misspelt `stewart:` would pass as a role of its own
+            out.append(Problem(("roles", role), f"`{role}` is read as a role of its own, not one of "
+                                                f"{', '.join(ROLE_SLOTS)}", hint))
+    return out
+
+
+def _odcs_path(doc: SourceDocument, path: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A model path as the path of the ODCS node it came from (fields are the chosen schema object's properties)."""
+    objects = doc.data.get("schema") if isinstance(doc.data, Mapping) else None
+    if not path or path[0] != "schema" or not isinstance(objects, list) or not objects:
+        return ()
+    name = doc.data.get("name")
+    index = next((i for i, o in enumerate(objects) if isinstance(o, Mapping) and name is not None
+                  and o.get("name") == name), 0)
+    rest = path[1:]
+    out: list[Any] = ["schema", index]
+    while len(rest) >= 2 and rest[0] == "fields":
+        out += ["properties", rest[1]]
+        rest = rest[2:]
+    return tuple(out)
+
+
+#: format -> how a model path maps onto the document (native: the same path; converted formats: their own nodes)
+_DOC_PATHS: dict[str, Callable[[SourceDocument, tuple[Any, ...]], tuple[Any, ...]]] = {
+    "native": lambda doc, path: path,
+    "odcs": _odcs_path,
+}
+
+
+def _advice_issues(doc: SourceDocument, fmt: str, contract: Contract) -> list[LintIssue]:
+    """The advice as warnings on the document's nodes (DQX and seed documents: at their start)."""
+    place = _DOC_PATHS.get(fmt, lambda doc, path: ())
+    out = []
+    for problem in _advice(contract):
+        path, _rest = follow_loc(doc.data, place(doc, problem.path))
+        out.append(doc.issue(path, problem.message, problem.hint, severity="warning"))
+    return out
+
+
 _BUILDERS: dict[str, Callable[[SourceDocument], tuple[Contract | None, list[LintIssue]]]] = {
     "native": _build_native,
     "odcs": _build_odcs,
@@ -294,6 +356,8 @@ def check_document(doc: SourceDocument) -> LoadResult:
         issue = LintIssue(doc.file, line, column, "", exc.message)
         return LoadResult(None, ContractSource(path, "native"), [*doc.problems, issue])
     contract, issues = _BUILDERS[fmt](doc)
+    if contract is not None and not any(i.severity == "error" for i in issues):
+        issues = [*issues, *_advice_issues(doc, fmt, contract)]
     unique: dict[tuple[Any, ...], LintIssue] = {}
     for issue in [*doc.problems, *issues]:
         unique.setdefault((issue.line, issue.column, issue.field, issue.message), issue)

@@ -8,13 +8,24 @@ are expanded into rules by `Contract.rules()`, so a round trip gives back what t
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
+from collections.abc import Iterable
 from typing import Annotated, Any, ClassVar, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from dq_governance.contracts.consistency import duplicate_field_names, unknown_rule_columns
+from dq_governance.contracts.consistency import (
+    as_moment,
+    bound_kind,
+    bound_text,
+    comparable_bound,
+    duplicate_field_names,
+    range_bound_problems,
+    unknown_rule_columns,
+)
+from dq_governance.contracts.spark_types import logical_type
 from dq_governance.contracts.thresholds import parse_duration, parse_threshold
 from dq_governance.errors import ThresholdSyntaxError
 
@@ -25,6 +36,8 @@ Action = Literal["warn", "drop", "quarantine", "fail"]
 OnFailure = Literal["fail", "block_publication", "warn", "skip", "quarantine"]
 Dimension = Literal["completeness", "uniqueness", "validity", "consistency", "timeliness", "accuracy", "integrity"]
 Number = Union[int, float]
+#: a `minimum` / `maximum` / range bound: a number, or a date / timestamp (ISO text or a YAML date) for date fields
+Bound = Union[int, float, _dt.datetime, _dt.date]
 FORMATS = ("email", "uuid", "url", "ipv4", "date", "timestamp", "cpf", "cnpj", "phone")
 FormatName = Literal["email", "uuid", "url", "ipv4", "date", "timestamp", "cpf", "cnpj", "phone"]
 MaskingMethod = Literal["hmac", "partial", "redact", "null", "generalize", "tokenize", "none"]
@@ -93,8 +106,8 @@ class FieldSpec(_Strict):
     unique: bool = False
     primary_key: bool = False
     allowed_values: list[Any] | None = None
-    minimum: Number | None = None
-    maximum: Number | None = None
+    minimum: Bound | None = None  # a number; on a date / timestamp field an ISO date or timestamp
+    maximum: Bound | None = None
     exclusive_minimum: bool = False
     exclusive_maximum: bool = False
     min_length: int | None = Field(default=None, ge=0)
@@ -113,6 +126,12 @@ class FieldSpec(_Strict):
     def _masking_shorthand(cls, value: Any) -> Any:
         return {"method": value} if isinstance(value, str) else value
 
+    @field_validator("minimum", "maximum", mode="before")
+    @classmethod
+    def _bound_fits_the_type(cls, value: Any, info: ValidationInfo) -> Any:
+        # `type` is declared before the bounds, so it is in info.data once it validated
+        return _field_bound(value, str(info.data.get("type", "string")))
+
     @field_validator("pattern")
     @classmethod
     def _valid_regex(cls, value: str | None) -> str | None:
@@ -120,9 +139,25 @@ class FieldSpec(_Strict):
             _compile_regex(value)
         return value
 
+    @model_validator(mode="after")
+    def _bounds_in_order(self) -> FieldSpec:
+        # caught here, not when the range rule is built at run time
+        low, high = self.minimum, self.maximum
+        if low is not None and high is not None and comparable_bound(low) > comparable_bound(high):
+            raise PydanticCustomError("contract_consistency", "{message}", {
+                "message": f"minimum {bound_text(low)} is above maximum {bound_text(high)}", "path": ("minimum",),
+                "hint": ""})
+        return self
+
+
+UndeclaredPolicy = Literal["drop", "keep", "fail", "mask"]
+
 
 class SchemaSpec(_Strict):
     fields: list[FieldSpec] = Field(default_factory=list)
+    #: data columns the contract does not declare: left out of every output (the default: data
+    #: minimisation), kept as read, masked with the PII default, or a failed check that blocks the gate
+    undeclared_columns: UndeclaredPolicy = "drop"
 
     @model_validator(mode="after")
     def _unique_names(self) -> SchemaSpec:
@@ -162,7 +197,7 @@ class Volume(_Strict):
 class ServiceLevel(_Strict):
     freshness: Freshness | None = None
     volume: Volume | None = None
-    latency: str | None = None
+    latency: str | None = None  # recorded (diff, ODCS export); no check measures it
 
     @model_validator(mode="before")
     @classmethod
@@ -185,6 +220,17 @@ class ServiceLevel(_Strict):
             data["freshness"] = fresh
         return data
 
+    @model_validator(mode="after")
+    def _freshness_is_measurable(self) -> ServiceLevel:
+        # A freshness SLA is the age of the newest value of one column: without the column it cannot be
+        # evaluated, and dropping it silently would let a stale dataset pass (issue 19).
+        if self.freshness is not None and not self.freshness.column:
+            raise PydanticCustomError("contract_consistency", "{message}", {
+                "message": "freshness needs `freshness_column` (or `freshness.column`) to be evaluated",
+                "path": ("freshness",),
+                "hint": "name the date or timestamp column whose newest value the SLA measures"})
+        return self
+
 
 # --------------------------------------------------------------------------- quality rules
 
@@ -199,6 +245,13 @@ class _RuleBase(_Strict):
 
     #: row rules give a violation condition per row; dataset rules give one metric
     level: ClassVar[str] = "dataset"
+
+    @field_validator("filter")
+    @classmethod
+    def _row_filter(cls, value: str | None) -> str | None:
+        if value is not None:
+            _refuse_aggregate(value, "filter")
+        return value
 
     @property
     def target_columns(self) -> list[str]:
@@ -253,21 +306,39 @@ class UniqueRule(_ColumnsRule):
 
 
 class RangeRule(_RuleBase):
+    """Values below `min` or above `max`: numbers, or dates / timestamps compared with the typed column."""
+
     type: Literal["range"]
     level: ClassVar[str] = "row"
     column: str
-    min: Number | None = None
-    max: Number | None = None
+    min: Bound | None = None
+    max: Bound | None = None
     min_exclusive: bool = False
     max_exclusive: bool = False
+
+    @field_validator("min", "max", mode="before")
+    @classmethod
+    def _number_or_moment(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        moment = as_moment(value)
+        return moment if moment is not None else _number(value, "input should be a number or an ISO date")
 
     @model_validator(mode="after")
     def _bounds(self) -> RangeRule:
         if self.min is None and self.max is None:
             raise ValueError("range needs `min` or `max`")
-        if self.min is not None and self.max is not None and self.min > self.max:
-            raise ValueError("range `min` is above `max`")
+        if self.min is not None and self.max is not None:
+            if bound_kind(self.min) != bound_kind(self.max):
+                raise ValueError("range `min` and `max` must both be numbers or both be dates")
+            if comparable_bound(self.min) > comparable_bound(self.max):
+                raise ValueError("range `min` is above `max`")
         return self
+
+    @property
+    def temporal(self) -> bool:
+        """True when the bounds are dates / timestamps."""
+        return bound_kind(self.min if self.min is not None else self.max) == "date"
 
 
 class RegexRule(_RuleBase):
@@ -322,6 +393,12 @@ class ExpressionRule(_RuleBase):
     type: Literal["expression"]
     level: ClassVar[str] = "row"
     expression: str
+
+    @field_validator("expression")
+    @classmethod
+    def _row_level(cls, value: str) -> str:
+        _refuse_aggregate(value, "expression")
+        return value
 
 
 class ReferenceSpec(_Strict):
@@ -466,6 +543,17 @@ class PiiUndeclaredRule(_RuleBase):
     ignore: list[str] = Field(default_factory=list)  # columns known not to be PII despite their look
 
 
+class UndeclaredColumnsRule(_RuleBase):
+    """Data columns of the input the contract does not declare (derived from `schema.undeclared_columns`).
+
+    Computed on the driver from the input's column names; the metric is their count. Not written in
+    `quality.rules`: `Contract.check_rules()` adds it when the contract declares fields.
+    """
+
+    type: Literal["undeclared_columns"]
+    policy: UndeclaredPolicy = "drop"
+
+
 Rule = Annotated[
     Union[
         NotNullRule,
@@ -500,6 +588,8 @@ RULE_TYPES: tuple[str, ...] = (
     "duplicate_count", "duplicate_percent", "avg", "sum", "min", "max", "stddev", "freshness", "schema",
     "sql", "reconcile", "volume", "schema_drift", "pii_undeclared",
 )  # fmt: skip
+#: rule types the contract derives and no author writes: each has a check implementation too
+DERIVED_RULE_TYPES: tuple[str, ...] = ("undeclared_columns",)
 
 
 class QualitySpec(_Strict):
@@ -517,15 +607,84 @@ class Party(_Strict):
     role: str | None = None
 
 
+#: the role slots the model names; any other key of `roles` is a role of its own (ODCS: free-form roles)
+ROLE_SLOTS = ("owner", "steward", "consumers")
+#: how the seed and ODCS spell the named slots (compared lower-case, spaces and dashes as `_`)
+ROLE_SYNONYMS: dict[str, str] = {
+    "owner": "owner", "data_owner": "owner", "steward": "steward", "data_steward": "steward",
+    "consumers": "consumers", "consumer": "consumers", "data_consumer": "consumers", "data_consumers": "consumers",
+}  # fmt: skip
+#: role -> owner type (DataHub OwnershipType names, as OpenLineage ownership facets carry them); any other
+#: role's type is its name upper-cased, e.g. `engineering` -> ENGINEERING, `Data Engineering` -> DATA_ENGINEERING
+OWNER_TYPES: dict[str, str] = {"owner": "TECHNICAL_OWNER", "steward": "DATA_STEWARD", "consumers": "CONSUMER"}
+
+
+def role_slot(name: str) -> str | None:
+    """The named slot a role name stands for (`Data Owner` -> owner), or None for a role of its own."""
+    return ROLE_SYNONYMS.get(re.sub(r"[\s-]+", "_", name.strip().lower()))
+
+
+def owner_type(role: str) -> str:
+    """The owner type of a role: TECHNICAL_OWNER, DATA_STEWARD, CONSUMER, else the name upper-cased."""
+    slot = role_slot(role)
+    if slot is not None:
+        return OWNER_TYPES[slot]
+    return re.sub(r"[^A-Za-z0-9]+", "_", role).strip("_").upper() or "NONE"
+
+
+def _party(value: Any) -> Any:
+    return {"name": value} if isinstance(value, str) else value
+
+
 class Roles(_Strict):
+    """Who answers for the dataset: owner, steward, consumers, and any other role by name (`engineering: team-x`)."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
     owner: Party | None = None
     steward: Party | None = None
     consumers: list[Party] = Field(default_factory=list)
+    #: every other role: name -> its parties (one party may be written alone)
+    __pydantic_extra__: dict[str, list[Party]] = Field(init=False)
 
-    @field_validator("owner", "steward", mode="before")
+    @model_validator(mode="before")
     @classmethod
-    def _party_shorthand(cls, value: Any) -> Any:
-        return {"name": value} if isinstance(value, str) else value
+    def _shorthands(cls, data: Any) -> Any:
+        # `owner: x` and `engineering: x` are a party named x; `Data Owner:` is the owner slot.
+        if not isinstance(data, dict):
+            return data
+        out: dict[Any, Any] = {}
+        written: dict[str, Any] = {}
+        for key, value in data.items():
+            slot = role_slot(key) if isinstance(key, str) else None
+            target = slot or key
+            if target in out:
+                raise ValueError(f"roles `{written[target]}` and `{key}` name the same role")
+            written[target] = key
+            if target in ("owner", "steward"):
+                out[target] = _party(value)
+            elif isinstance(value, list):
+                out[target] = [_party(item) for item in value]
+            else:
+                out[target] = [_party(value)]
+        return out
+
+    @property
+    def other_roles(self) -> dict[str, list[Party]]:
+        """The roles beyond owner, steward and consumers, in the order written."""
+        return dict(self.__pydantic_extra__ or {})
+
+    def parties(self) -> list[tuple[str, str, Party]]:
+        """(role, owner type, party) for everyone named: owner, steward, the other roles, then the consumers."""
+        out: list[tuple[str, str, Party]] = []
+        for role in ("owner", "steward"):
+            party = getattr(self, role)
+            if party is not None:
+                out.append((role, OWNER_TYPES[role], party))
+        for role, parties in self.other_roles.items():
+            out.extend((role, owner_type(role), party) for party in parties)
+        out.extend(("consumers", OWNER_TYPES["consumers"], party) for party in self.consumers)
+        return out
 
 
 class Governance(_Strict):
@@ -574,6 +733,7 @@ class Contract(_Strict):
     @model_validator(mode="after")
     def _rules_reference_known_columns(self) -> Contract:
         problems = unknown_rule_columns(self.column_names(nested=True), self.quality.rules)
+        problems += range_bound_problems(self.iter_fields(), self.quality.rules)
         _raise_first(problems, ("quality",))
         return self
 
@@ -627,20 +787,49 @@ class Contract(_Strict):
     # -- rules -------------------------------------------------------------
     def rules(self) -> list[Any]:
         """All rules: one type rule per field, field shorthands, then `quality.rules`; names unique."""
+        return _named(self._authored_rules())
+
+    def check_rules(self) -> list[Any]:
+        """What a check run evaluates: `rules()`, then the input-shape rule `undeclared_columns` (when fields exist).
+
+        Last, so every other rule keeps the name `rules()` gives it; catalogs publish `rules()` only.
+        """
+        extra = [] if not self.schema_.fields else [UndeclaredColumnsRule(
+            type="undeclared_columns", name="undeclared_columns", policy=self.schema_.undeclared_columns,
+            severity="error" if self.schema_.undeclared_columns == "fail" else "warn", dimension="validity")]
+        return _named(self._authored_rules() + extra)
+
+    def _authored_rules(self) -> list[Any]:
         derived: list[Any] = []
         for spec in self.schema_.fields:
             derived.extend(_field_rules(spec.name, spec))
         derived.extend(_service_level_rules(self.service_level))
-        explicit = [_with_expected_volume(rule, self.service_level) for rule in self.quality.rules]
-        named: list[Any] = []
-        seen: dict[str, int] = {}
-        for rule in derived + explicit:
-            base = rule.name or rule.default_name()
-            count = seen.get(base, 0)
-            seen[base] = count + 1
-            name = base if count == 0 else f"{base}_{count + 1}"
-            named.append(rule if rule.name == name else rule.model_copy(update={"name": name}))
-        return named
+        return derived + [_with_expected_volume(rule, self.service_level) for rule in self.quality.rules]
+
+
+def undeclared_columns(contract: Contract, columns: Iterable[str]) -> list[str]:
+    """The data columns (in the given order) that the contract's top-level fields do not declare.
+
+    Columns starting with `_dq_` are ours (annotations), never undeclared. Empty when the contract declares
+    no field at all: with nothing declared, `schema.undeclared_columns` cannot apply.
+    """
+    declared = set(contract.column_names())
+    if not declared:
+        return []
+    return [c for c in columns if c not in declared and not c.startswith("_dq_")]
+
+
+def _named(rules: list[Any]) -> list[Any]:
+    """The rules with unique names: an unnamed rule takes its default name, repeats get `_2`, `_3`, ..."""
+    named: list[Any] = []
+    seen: dict[str, int] = {}
+    for rule in rules:
+        base = rule.name or rule.default_name()
+        count = seen.get(base, 0)
+        seen[base] = count + 1
+        name = base if count == 0 else f"{base}_{count + 1}"
+        named.append(rule if rule.name == name else rule.model_copy(update={"name": name}))
+    return named
 
 
 def _field_rules(path: str, spec: FieldSpec) -> list[Any]:
@@ -691,6 +880,126 @@ def _with_expected_volume(rule: Any, level: ServiceLevel | None) -> Any:
     if not (level and level.volume):
         return rule
     return rule.model_copy(update={"min_rows": level.volume.min_rows, "max_rows": level.volume.max_rows})
+
+
+# --------------------------------------------------------------------------- bounds
+
+
+def _number(value: Any, wanted: str = "input should be a number") -> Any:
+    """A numeric bound as pydantic's lax mode reads one (`"5"` is 5); ValueError naming what was found."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError(f"{wanted}, not {type(value).__name__} {value!r}")
+    if isinstance(value, str):
+        for kind in (int, float):
+            try:
+                return kind(value.strip())
+            except ValueError:
+                continue
+        raise ValueError(f"{wanted}, not str {value!r}")
+    return value
+
+
+def _field_bound(value: Any, type_text: str) -> Any:
+    """A field's `minimum` / `maximum`: a date or timestamp on date / timestamp fields, a number elsewhere."""
+    if value is None:
+        return None
+    kind = logical_type(type_text)
+    moment = as_moment(value)
+    if kind in ("date", "timestamp"):
+        if moment is None:
+            raise ValueError(f"a `{type_text}` field takes an ISO date bound (e.g. '2024-01-01'), not {value!r}")
+        if kind == "date" and isinstance(moment, _dt.datetime):
+            raise ValueError(f"a `date` field takes a date bound (yyyy-MM-dd), not the timestamp {value!r}")
+        return moment
+    if moment is not None:
+        raise ValueError(f"date bound {str(value)!r} on a `{type_text}` field: only `date` and `timestamp` fields "
+                         "take date bounds")
+    return _number(value)
+
+
+# --------------------------------------------------------------------------- aggregates in row-level SQL
+
+#: Spark 4.0's aggregate functions: the `agg_funcs` group of its function registry (tests compare this with the
+#: running Spark). In an `expression` or a `filter` they turn a row condition into a dataset-level one.
+SPARK_AGGREGATES = frozenset({
+    "any", "any_value", "approx_count_distinct", "approx_percentile", "array_agg", "avg", "bit_and", "bit_or",
+    "bit_xor", "bitmap_construct_agg", "bitmap_or_agg", "bool_and", "bool_or", "collect_list", "collect_set", "corr",
+    "count", "count_if", "count_min_sketch", "covar_pop", "covar_samp", "every", "first", "first_value", "grouping",
+    "grouping_id", "histogram_numeric", "hll_sketch_agg", "hll_union_agg", "kurtosis", "last", "last_value",
+    "listagg", "max", "max_by", "mean", "median", "min", "min_by", "mode", "percentile", "percentile_approx",
+    "percentile_cont", "percentile_disc", "regr_avgx", "regr_avgy", "regr_count", "regr_intercept", "regr_r2",
+    "regr_slope", "regr_sxx", "regr_sxy", "regr_syy", "skewness", "some", "std", "stddev", "stddev_pop",
+    "stddev_samp", "string_agg", "sum", "try_avg", "try_sum", "var_pop", "var_samp", "variance",
+})  # fmt: skip
+# Literals, quoted identifiers and comments are single tokens, so a function name inside them never counts.
+_SQL_TOKEN = re.compile(r"""
+    '(?:[^'\\]|\\.)*'? | "(?:[^"\\]|\\.)*"? | `(?:[^`]|``)*`? | --[^\n]* | /\*.*?(?:\*/|$)
+  | (?P<word>[A-Za-z_][A-Za-z0-9_]*) | (?P<punct>\S)
+""", re.VERBOSE | re.DOTALL)
+#: words before `any (` / `some (` / `all (` that make them a predicate, not an aggregate: `x LIKE ANY ('a%')`
+_QUANTIFIED = frozenset({"like", "ilike", "rlike", "regexp"})
+
+
+def aggregate_function(sql: str) -> str | None:
+    """The first aggregate function called in a SQL expression (as written), or None.
+
+    A function name scan, no Spark: string literals, quoted identifiers and comments are skipped, a call followed
+    by `OVER` (a window, a row-level value) does not count, nor does `LIKE ANY (...)`.
+    """
+    tokens = [(m.group("word"), m.group(0)) for m in _SQL_TOKEN.finditer(sql)]
+    for index, (word, _text) in enumerate(tokens):
+        if not word or word.lower() not in SPARK_AGGREGATES:
+            continue
+        if index + 1 >= len(tokens) or tokens[index + 1][1] != "(":
+            continue
+        before = tokens[index - 1] if index else (None, "")
+        if before[1] == "." or (before[0] or "").lower() in _QUANTIFIED:
+            continue  # a struct field or method-like name; a quantified LIKE
+        after = _after_call(tokens, index + 1)
+        if after < len(tokens) and (tokens[after][0] or "").lower() == "over":
+            continue
+        return word
+    return None
+
+
+def _after_call(tokens: list[tuple[str | None, str]], open_index: int) -> int:
+    """The index after a call's closing parenthesis and any FILTER (...) / WITHIN GROUP (...) / IGNORE NULLS."""
+    index = _past_parens(tokens, open_index)
+    while index < len(tokens):
+        word = (tokens[index][0] or "").lower()
+        if word == "filter" and index + 1 < len(tokens) and tokens[index + 1][1] == "(":
+            index = _past_parens(tokens, index + 1)
+        elif word == "within" and index + 2 < len(tokens) and tokens[index + 2][1] == "(":
+            index = _past_parens(tokens, index + 2)
+        elif word in ("ignore", "respect") and index + 1 < len(tokens):
+            index += 2
+        else:
+            break
+    return index
+
+
+def _past_parens(tokens: list[tuple[str | None, str]], open_index: int) -> int:
+    depth = 0
+    for index in range(open_index, len(tokens)):
+        text = tokens[index][1]
+        depth += (text == "(") - (text == ")")
+        if depth == 0:
+            return index + 1
+    return len(tokens)
+
+
+def _refuse_aggregate(sql: str, key: str) -> None:
+    """ValueError when a row-level SQL (`expression`, `filter`) calls an aggregate function."""
+    name = aggregate_function(sql)
+    if name is None:
+        return
+    what = f"filter {sql.strip()!r} is an aggregate ({name}): a filter picks rows;" if key == "filter" else \
+        f"{sql.strip()!r} is an aggregate ({name}):"
+    raise PydanticCustomError("contract_consistency", "{message}", {
+        "message": f"{what} use a `sql` rule for dataset-level conditions",
+        "path": (),
+        "hint": f"e.g. type: sql, query: \"SELECT {sql.strip()} FROM _validation_df\"" if key == "expression"
+        else ""})
 
 
 def _compile_regex(pattern: str) -> None:

@@ -33,6 +33,9 @@ def contract_to_native(contract: Contract) -> dict[str, Any]:
     for key in ("owner", "steward"):
         if isinstance(roles.get(key), dict) and set(roles[key]) == {"name"}:
             roles[key] = roles[key]["name"]
+    for key in (contract.roles.other_roles if contract.roles else {}):
+        parties = [p["name"] if set(p) == {"name"} else p for p in roles.get(key) or []]
+        roles[key] = parties[0] if len(parties) == 1 else parties  # `engineering: team-x`, as authors write it
     masking = doc.get("masking") or {}
     for key, spec in list((masking.get("by_classification") or {}).items()):
         if isinstance(spec, dict) and set(spec) == {"method"}:

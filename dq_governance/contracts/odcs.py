@@ -4,14 +4,18 @@ Mapping in short (details in the functions below):
 
 - top level: id, name, version, status, domain <-> `contract`; description.purpose <-> contract.description,
   description.usage <-> governance.purpose; team.name <-> contract.owner; team members with role owner /
-  steward <-> roles.owner / roles.steward; `roles[]` <-> roles.consumers.
+  steward <-> roles.owner / roles.steward, members with any other role <-> that role of `roles` (by the role's
+  name as written); `roles[]` <-> roles.consumers.
 - the first `schema[]` object <-> `dataset` (name, physicalName <-> table, description, tags) and its
   `properties[]` <-> `schema.fields` (physicalType <-> Spark type, logicalType derived, required, unique,
-  primaryKey, classification, tags, logicalTypeOptions <-> bounds / lengths / pattern / format / date_format).
+  primaryKey, classification, tags, logicalTypeOptions <-> bounds (numbers, or ISO dates on date / timestamp
+  properties) / lengths / pattern / format / date_format); schema.undeclared_columns <-> the object's
+  customProperty `undeclaredColumns`.
 - `quality[]`: nullValues <-> missing_*, invalidValues <-> invalid_* (or the `allowed_values` shorthand),
   duplicateValues <-> duplicate_*, rowCount <-> row_count (or, named `volume_sla`, service_level.volume),
   `sql` <-> sql rules; every other native rule travels as `type: custom, engine: dq-governance`.
-- `slaProperties`: freshness, latency, retention.
+- `slaProperties`: freshness (its `element`, else `slaDefaultElement`, names the column: required), latency,
+  retention.
 - what ODCS has no field for is written as customProperties on the element it belongs to; what the model has
   no field for is kept in `extensions.odcs` and written back on export, so nothing is silently dropped.
 """
@@ -30,7 +34,7 @@ from typing import Any, Callable
 
 from pydantic import TypeAdapter, ValidationError
 
-from dq_governance.contracts.model import Contract, FieldSpec, Rule
+from dq_governance.contracts.model import Contract, FieldSpec, Rule, role_slot
 from dq_governance.contracts.spark_types import logical_type, spark_type_for
 from dq_governance.contracts.thresholds import parse_threshold
 from dq_governance.errors import ContractError, ThresholdSyntaxError
@@ -368,6 +372,9 @@ class _Exporter:
                 cps.append(_cp(key, value))
         if ds.catalog:
             cps.append(_cp("catalog", dict(ds.catalog)))
+        schema = self.c.schema_
+        if schema.undeclared_columns != "drop" or "undeclared_columns" in schema.model_fields_set:
+            cps.append(_cp("undeclaredColumns", schema.undeclared_columns))
         cps.extend(_cp_list(extra.pop("customProperties", None)))
         if cps:
             obj["customProperties"] = cps
@@ -517,12 +524,11 @@ class _Exporter:
             team["name"] = self.c.contract.owner
         members: list[dict[str, Any]] = []
         roles = self.c.roles
-        for role, party in (("owner", roles.owner if roles else None), ("steward", roles.steward if roles else None)):
-            if party is None:
-                continue
+        named = [(role, party) for role, _kind, party in (roles.parties() if roles else []) if role != "consumers"]
+        for role, party in named:
             member = {"username": party.name, "role": role}
             cps = _party_cps(party)
-            more = copy.deepcopy(member_extra.get(party.name) or {})
+            more = copy.deepcopy(member_extra.get(f"{role}/{party.name}") or {})
             cps.extend(_cp_list(more.pop("customProperties", None)))
             if cps:
                 member["customProperties"] = cps
@@ -557,6 +563,8 @@ class _Exporter:
             value, unit = _duration_parts(text)
             more = dict(extras.get(prop) or {})
             source = more.pop("_source", None)
+            if more.pop("_element", None) == "default":
+                element = None  # the source named it once, in slaDefaultElement (kept with the document)
             if isinstance(source, dict) and source.get("as") == text:
                 value, unit = source.get("value"), source.get("unit")
             entry: dict[str, Any] = {"property": prop}
@@ -616,11 +624,14 @@ def _field_options(spec: FieldSpec, logical: str | None) -> tuple[dict[str, Any]
     spill: list[dict[str, Any]] = []
 
     numeric = logical in ("integer", "number")
+    temporal = logical in ("date", "timestamp")  # ODCS writes date bounds as ISO text
     for bound, flag, plain_key, excl_key in (
         (spec.minimum, spec.exclusive_minimum, "minimum", "exclusiveMinimum"),
         (spec.maximum, spec.exclusive_maximum, "maximum", "exclusiveMaximum"),
     ):
-        if bound is not None and numeric:
+        if isinstance(bound, (_dt.date, _dt.datetime)):
+            bound = bound.isoformat()
+        if bound is not None and (numeric or temporal):
             options[excl_key if flag else plain_key] = bound
         else:
             if bound is not None:
@@ -769,6 +780,7 @@ class _Importer:
         self.raw_checks: list[dict[str, Any]] = []
         self.prop_extra: dict[str, Any] = {}
         self.volume: dict[str, Any] | None = None
+        self.undeclared: Any = None  # the schema object's `undeclaredColumns`
 
     def run(self) -> dict[str, Any]:
         doc = dict(self.doc)
@@ -805,6 +817,8 @@ class _Importer:
         native["dataset"], fields = self._dataset(obj)
         if fields:
             native["schema"] = {"fields": fields}
+        if self.undeclared is not None:
+            native.setdefault("schema", {})["undeclared_columns"] = self.undeclared
         others = [o for o in schema_objects if o is not obj]
         if others:
             self.ext["objects"] = others
@@ -888,6 +902,9 @@ class _Importer:
             found, value = _cp_get(cps, key)
             if found:
                 ds[key] = value
+        found, undeclared = _cp_get(cps, "undeclaredColumns")
+        if found:
+            self.undeclared = undeclared
         if cps:
             extra["customProperties"] = cps
         fields = [self._field(prop, prop.get("name")) for prop in obj.pop("properties", None) or []]
@@ -966,10 +983,10 @@ class _Importer:
     @staticmethod
     def _options(spec: dict[str, Any], options: dict[str, Any], logical: Any, cps: list[dict[str, Any]]) -> None:
         """Move the logicalTypeOptions (and spilled customProperties) the model has fields for into `spec`."""
-        numeric = logical in ("integer", "number")
+        bounded = logical in ("integer", "number", "date", "timestamp")  # dates: ISO text, parsed by the model
         for plain_key, excl_key, native, flag in (("minimum", "exclusiveMinimum", "minimum", "exclusive_minimum"),
                                                   ("maximum", "exclusiveMaximum", "maximum", "exclusive_maximum")):
-            if not numeric:
+            if not bounded:
                 continue
             excl = options.get(excl_key)
             if isinstance(excl, bool):  # ODCS 3.0.x: a flag next to minimum / maximum
@@ -1091,6 +1108,7 @@ class _Importer:
         extras: dict[str, Any] = {}
         others: list[Any] = []
         prefix = f"{obj.get('name')}." if obj else None
+        default_element = self.doc.get("slaDefaultElement")
         for index, entry in enumerate(entries):
             entry = dict(entry)
             prop = str(entry.get("property", "")).lower()
@@ -1121,6 +1139,13 @@ class _Importer:
             if key == "freshness":
                 fresh: dict[str, Any] = {"max_age": text}
                 element = extra.pop("element", None)
+                if not element and isinstance(default_element, str) and default_element:
+                    element = default_element
+                    extra["_element"] = "default"
+                if not element:
+                    # the age of the newest value of which column? Without one the SLA cannot be evaluated.
+                    raise ContractError("freshness needs `element` (table.column), or a `slaDefaultElement`, to be "
+                                        "evaluated", field=field)
                 if element:
                     # `table.column`: the schema object's name, or any first segment, is the table
                     fresh["column"] = (element[len(prefix):] if prefix and element.startswith(prefix)
@@ -1157,22 +1182,28 @@ class _Importer:
         other_members: list[Any] = []
         for member in members:
             member = dict(member)
-            role = str(member.get("role", "")).strip().lower()
-            slot = "owner" if role in ("owner", "data owner") else (
-                "steward" if role in ("steward", "data steward") else None)
-            if slot is None or slot in out:
+            written = member.get("role")
+            slot = role_slot(str(written or ""))
+            if slot is None and isinstance(written, str) and written.strip():
+                slot = written  # a role of its own, by its name as written: `Data Engineering`
+            elif slot not in ("owner", "steward") or slot in out:
+                slot = None  # a second owner, a consumer among the members: kept as written
+            if slot is None or not member.get("username") or f"{slot}/{member['username']}" in member_extras:
                 other_members.append(member)
                 continue
             username = member.pop("username")
             party, cps = _party(username, _cp_list(member.pop("customProperties", None)))
-            out[slot] = party
+            if slot in ("owner", "steward"):
+                out[slot] = party
+            else:
+                out.setdefault(slot, []).append(party)
             original_role = member.pop("role")
             if original_role != slot:
                 member["role"] = original_role  # e.g. "Owner": written back as it was
             if cps:
                 member["customProperties"] = cps
             if member:
-                member_extras[username] = member
+                member_extras[f"{slot}/{username}"] = member  # role/username: one person may hold two roles
         if member_extras:
             team_extra["memberExtras"] = member_extras
         if other_members:

@@ -131,7 +131,11 @@ def dataset_identity(location: str) -> tuple[str, str]:
 
 
 def owners(contract: Any) -> list[tuple[str, str]]:
-    """(owner name, type) pairs: the owner as `team:…` and the steward as `user:…`, deduplicated."""
+    """(owner name, type) pairs, deduplicated: the owner as `team:…`, the steward as `user:…`, then every other
+    role of `roles` (`engineering: team:x` -> ENGINEERING) by its name as written.
+
+    Consumers are readers, not owners: they stay out (Marquez shows every entry as an owner).
+    """
     out: list[tuple[str, str]] = []
     roles = getattr(contract, "roles", None)
     for role, prefix, kind in OWNER_ROLES:
@@ -143,6 +147,10 @@ def owners(contract: Any) -> list[tuple[str, str]]:
         urn = name if ":" in name else f"{prefix}:{name}"
         if urn not in [n for n, _ in out]:
             out.append((urn, kind))
+    named = {role for role, _prefix, _kind in OWNER_ROLES} | {"consumers"}
+    for role, kind, party in roles.parties() if roles is not None else []:
+        if role not in named and (party.name, kind) not in out:
+            out.append((party.name, kind))
     return out
 
 

@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from dq_governance.checks import formats
+from dq_governance.masking.proposals import NORMALISED_FORMATS
 
 DEFAULT_SAMPLE = 10_000
 SAMPLE_SEED = 20_260_101
@@ -139,10 +140,11 @@ class Detector:
 
 
 DETECTORS: tuple[Detector, ...] = (
-    Detector("BR_CPF", is_cpf, r"cpf"),
-    Detector("BR_CNPJ", is_cnpj, r"cnpj"),
-    Detector("EMAIL_ADDRESS", is_email, r"e[-_]?mail"),
-    Detector("PHONE_NUMBER", is_br_phone, r"tel|fone|phone|celular|whats|mobile"),
+    # the four whose values masking normalises share their name patterns with lint's `format` advice
+    Detector("BR_CPF", is_cpf, NORMALISED_FORMATS["cpf"][0]),
+    Detector("BR_CNPJ", is_cnpj, NORMALISED_FORMATS["cnpj"][0]),
+    Detector("EMAIL_ADDRESS", is_email, NORMALISED_FORMATS["email"][0]),
+    Detector("PHONE_NUMBER", is_br_phone, NORMALISED_FORMATS["phone"][0]),
     Detector("CREDIT_CARD", is_credit_card, r"cart[aã]o|card|cc_?num|\bpan\b"),
     Detector("IBAN_CODE", is_iban, r"iban"),
     Detector("IP_ADDRESS", is_ipv4, r"(^|_)ip($|_)|ip_?addr|ipv4"),

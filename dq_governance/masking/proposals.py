@@ -6,13 +6,16 @@ author's comments and layout survive; the result is re-validated before it is wr
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 import yaml
 
-from dq_governance.contracts.model import Contract
+from dq_governance.contracts.consistency import Problem
+from dq_governance.contracts.model import Contract, FieldSpec
+from dq_governance.contracts.spark_types import logical_type
 from dq_governance.errors import ContractError, SourceLocation
 
 
@@ -39,6 +42,61 @@ PROPOSALS: dict[str, tuple[str, dict[str, Any]]] = {
     "PERSON": ("confidential", {"method": "redact"}),
     "LOCATION": ("confidential", {"method": "redact"}),
 }
+
+
+#: formats whose values have several spellings: keyed masking (hmac, tokenize) hashes the spellings of one value
+#: alike only when the field names its format (masking/methods.py normalises by it). format -> (the column-name
+#: pattern the scanner also uses, two spellings of one value for the warning)
+NORMALISED_FORMATS: dict[str, tuple[str, tuple[str, str]]] = {
+    "cpf": (r"cpf", ("529.982.247-25", "52998224725")),
+    "cnpj": (r"cnpj", ("11.222.333/0001-81", "11222333000181")),
+    "email": (r"e[-_]?mail", ("Ana@Example.com", "ana@example.com")),
+    "phone": (r"tel|fone|phone|celular|whats|mobile", ("(11) 98765-4321", "+55 11 98765-4321")),
+}
+#: detector entity -> the format it proposes for a column whose values match it
+FORMAT_OF_TYPE: dict[str, str] = {"BR_CPF": "cpf", "BR_CNPJ": "cnpj", "EMAIL_ADDRESS": "email",
+                                  "PHONE_NUMBER": "phone"}
+#: share of sampled values that must match before scan-pii proposes the format (the rest then fail its rule)
+FORMAT_MIN_HIT_RATE = 0.5
+
+
+def format_for_name(name: str) -> str | None:
+    """The normalised format a column name suggests (`nr_cpf` -> cpf, `e_mail` -> email), or None."""
+    lowered = name.lower()
+    return next((fmt for fmt, (pattern, _) in NORMALISED_FORMATS.items() if re.search(pattern, lowered)), None)
+
+
+def normalisation_problems(contract: Contract) -> list[Problem]:
+    """Text fields masked with a keyed method but no `format`, whose name suggests CPF, CNPJ, e-mail or phone.
+
+    Without the format, each spelling of one value gets its own pseudonym, so joins on the masked key break.
+    Paths are model paths: ("schema", "fields", i, ...).
+    """
+    from dq_governance.masking.policies import KEYED_METHODS, masked_columns
+
+    masked = masked_columns(contract)
+    out: list[Problem] = []
+    for model_path, dotted, spec in _indexed_fields(contract.schema_.fields, ("schema", "fields"), ""):
+        mask = masked.get(dotted)
+        if mask is None or mask.method not in KEYED_METHODS or spec.format is not None:
+            continue
+        fmt = format_for_name(spec.name)
+        if fmt is None or logical_type(spec.type) != "string":
+            continue
+        one, other = NORMALISED_FORMATS[fmt][1]
+        out.append(Problem(model_path, f"{dotted}: masked with {mask.method} but no `format`: `{one}` and `{other}` "
+                                       f"would get different pseudonyms; add `format: {fmt}`"))
+    return out
+
+
+def _indexed_fields(fields: list[FieldSpec], prefix: tuple[Any, ...],
+                    dotted: str) -> list[tuple[tuple[Any, ...], str, FieldSpec]]:
+    out = []
+    for index, spec in enumerate(fields):
+        path = (*prefix, index)
+        out.append((path, f"{dotted}{spec.name}", spec))
+        out.extend(_indexed_fields(spec.fields or [], (*path, "fields"), f"{dotted}{spec.name}."))
+    return out
 
 
 @dataclass
@@ -74,9 +132,22 @@ def propose(findings: list[FindingLike], contract: Contract | None = None) -> li
             changes["classification"] = classification
         if spec is None or spec.masking is None:
             changes["masking"] = masking
+        fmt = _proposed_format(finding, spec)
+        if fmt is not None:
+            changes["format"] = fmt  # masking normalises by it; without it each spelling is its own pseudonym
         if changes:
             out.append(Proposal(finding.column, finding, changes, new_field=contract is not None and spec is None))
     return out
+
+
+def _proposed_format(finding: FindingLike, spec: FieldSpec | None) -> str | None:
+    """The format a finding's values show, for a text field (or a new one) that names none; else None."""
+    fmt = FORMAT_OF_TYPE.get(finding.pii_type)
+    if fmt is None or finding.hit_rate is None or finding.hit_rate < FORMAT_MIN_HIT_RATE:
+        return None  # a name alone says nothing about the values' format
+    if spec is not None and (spec.format is not None or logical_type(spec.type) != "string"):
+        return None
+    return fmt
 
 
 def undeclared(findings: list[FindingLike], contract: Contract) -> list[FindingLike]:
