@@ -537,3 +537,32 @@ def test_a_token_env_that_is_not_set_is_bad_input(tmp_path, monkeypatch, capsys)
     assert main(["sync", "--catalog", "openmetadata", "--service", "s", "--database", "d", SEED]) == 2
     assert capsys.readouterr().err == ("dqgov: error: .dqgov/config.yaml: openmetadata.token_env names OM_BOT_TOKEN, "
                                        "which is not set (nor OM_BOT_TOKEN_FILE)\n")
+
+
+DATE_RANGES = """
+contract: {name: events, version: 1.0.0}
+dataset: {name: curated.events}
+schema:
+  fields:
+    - {name: id, type: long, required: true}
+    - {name: day, type: date, minimum: "2024-01-01", maximum: 2024-12-31}
+quality:
+  rules:
+    - {type: range, column: day, min: "2024-03-01", max: "2024-04-01", max_exclusive: true}
+"""
+
+
+def test_date_range_bounds_reach_both_catalogs_as_iso_text(tmp_path, capsys):
+    contract = tmp_path / "events.yaml"
+    contract.write_text(DATE_RANGES, encoding="utf-8")
+    assert main(["sync", "--catalog", "datahub", "--dry-run", "--out", str(tmp_path / "dh"), str(contract)]) == 0
+    bounds = [r["body"] for n, r in read_files(tmp_path / "dh") if "assertionInfo" in n]
+    text = json.dumps(bounds)
+    assert '\\"minValue\\": {\\"value\\": \\"2024-01-01\\", \\"type\\": \\"STRING\\"}' in text
+    assert '\\"maxValue\\": {\\"value\\": \\"2024-04-01\\", \\"type\\": \\"STRING\\"}' in text
+    assert main(["sync", "--catalog", "openmetadata", "--dry-run", "--out", str(tmp_path / "om"), "--service", "s",
+                 "--database", "d", str(contract)]) == 0
+    cases = [r["body"] for n, r in read_files(tmp_path / "om") if n.endswith("PUT-dataQuality_testCases.json")]
+    values = sorted((p["name"], p["value"]) for case in cases for p in case.get("parameterValues", []))
+    assert values == [("maxValue", "2024-04-01"), ("maxValue", "2024-12-31"),
+                      ("minValue", "2024-01-01"), ("minValue", "2024-03-01")]

@@ -309,3 +309,38 @@ def test_seed_validations_errors_point_into_the_block(tmp_path):
     path.write_text('{"validations": {"rules": [{"type": "not_null", "columns": ["id"]}]}}')
     contract, source = load_contract_with_source(path)
     assert (source.format, contract.name, [r.name for r in contract.rules()]) == ("seed", "pipeline", ["id_not_null"])
+
+
+CATALOG_TYPO = """contract: {name: events, version: 1.0.0}
+dataset:
+  name: curated.events
+  catalog:
+    datahub_enviroment: PROD
+schema:
+  fields:
+    - {name: id, type: long}
+"""
+
+
+def test_unknown_catalog_hint_is_refused_at_lint_and_load(tmp_path, capsys):
+    path = tmp_path / "events.yaml"
+    path.write_text(CATALOG_TYPO, encoding="utf-8")
+    assert main(["lint", str(path)]) == 2
+    assert capsys.readouterr().out == (
+        f"{path}:5:25: dataset.catalog.datahub_enviroment: unknown catalog hint `datahub_enviroment` "
+        "(did you mean `datahub_env`?)\n")
+    with pytest.raises(ContractError, match="dataset.catalog.datahub_enviroment: unknown catalog hint"):
+        load_contract(path)
+
+
+def test_lint_checks_the_project_config_of_the_current_directory(tmp_path, capsys, monkeypatch):
+    (tmp_path / ".dqgov").mkdir()
+    (tmp_path / ".dqgov" / "config.yaml").write_text("openmetadata:\n  servce: lakehouse\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["lint", str(REPO / "contracts" / "sales.yaml")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == [
+        f"{tmp_path / '.dqgov' / 'config.yaml'}:2:3: openmetadata.servce: unknown key `servce` (did you mean `service`?)"]
+    assert "2 files checked, 1 error" in captured.err
+    (tmp_path / ".dqgov" / "config.yaml").write_text("openmetadata:\n  service: lakehouse\n", encoding="utf-8")
+    assert main(["lint", str(REPO / "contracts" / "sales.yaml")]) == 0

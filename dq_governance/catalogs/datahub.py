@@ -8,6 +8,8 @@ UPSERT of those aspects would wipe what people set in the UI (reference notes, s
 
 from __future__ import annotations
 
+import datetime as _dt
+
 import hashlib
 import json
 import logging
@@ -245,13 +247,15 @@ def schema_metadata(contract: Contract, platform: str) -> dict[str, Any]:
 
 
 def _std(value: Any, kind: str = "NUMBER") -> dict[str, str]:
+    if isinstance(value, (_dt.date, _dt.datetime)):  # a date range's bound: ISO text
+        return {"value": value.isoformat(), "type": "STRING"}
     return {"value": value if isinstance(value, str) else number_text(value) or "", "type": kind}
 
 
 def _native_parameters(rule: Any) -> dict[str, str]:
     skip = {"name", "type", "severity", "action", "description", "dimension"}
     out = {}
-    for key, value in rule.model_dump(exclude_none=True).items():
+    for key, value in rule.model_dump(mode="json", exclude_none=True).items():  # date bounds as ISO text
         if key in skip or value in ([], {}, False):
             continue
         out[key] = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), sort_keys=True)

@@ -19,11 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 
 from dq_governance.contracts.diagnostics import did_you_mean
-from dq_governance.contracts.model import Contract
+from dq_governance.contracts.model import CATALOG_HINTS, Contract
 from dq_governance.errors import ConfigError, ContractError
 
-#: `dataset.catalog` keys a contract may hold; any other key is refused
-CATALOG_HINTS = ("openmetadata_fqn", "datahub_name", "datahub_platform", "datahub_platform_instance", "datahub_env")
 #: where a project config is looked for, as messages name it
 DEFAULT_CONFIG = ".dqgov/config.yaml"
 #: OpenMetadata FQN parts above the table, outermost first

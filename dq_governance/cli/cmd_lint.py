@@ -1,4 +1,4 @@
-"""`dqgov lint FILE...`: validate contracts (any format), one line per problem; exit 2 on errors."""
+"""`dqgov lint FILE...`: validate contracts (any format) and the project config, one line per problem; exit 2 on errors."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from dq_governance.errors import EXIT_BAD_INPUT, EXIT_OK
 @cli.command("lint")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=str))
 def lint_command(paths: tuple[str, ...]) -> int:
-    """Check contract files (or the *.yaml, *.yml, *.json files in directories)."""
-    from dq_governance.contracts.lint import contract_files, lint_path
+    """Check contract files (or the *.yaml, *.yml, *.json files in directories), and .dqgov/config.yaml if present."""
+    from dq_governance.contracts.lint import contract_files, lint_path, with_project_config
 
     files, issues = contract_files(list(paths))
+    files = with_project_config(files)
     for issue in issues:
         click.echo(str(issue))
     errors = sum(1 for i in issues if i.severity == "error")

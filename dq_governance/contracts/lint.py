@@ -18,7 +18,11 @@ CONTRACT_SUFFIXES = (".yaml", ".yml", ".json")
 
 
 def lint_path(path: str | Path) -> list[LintIssue]:
-    """All problems of one contract file (empty when it is clean), sorted by position."""
+    """All problems of one contract file, or of a project config (`.dqgov/config.yaml`), sorted by position."""
+    if _is_project_config(Path(path)):
+        from dq_governance.project_config import project_config_issues
+
+        return project_config_issues(path)
     try:
         doc = read_source(path)
     except ContractError as exc:  # unreadable, or a YAML / JSON syntax error: nothing more to check
@@ -45,3 +49,15 @@ def contract_files(paths: list[str | Path]) -> tuple[list[Path], list[LintIssue]
         else:
             issues.append(LintIssue(str(path), None, None, "", "no such file or directory"))
     return files, issues
+
+
+def _is_project_config(path: Path) -> bool:
+    return path.name == "config.yaml" and path.parent.name == ".dqgov"
+
+
+def with_project_config(files: list[Path], directory: Path | None = None) -> list[Path]:
+    """`files` plus the project config of `directory` (default: the current one) when it exists."""
+    config = (directory or Path.cwd()) / ".dqgov" / "config.yaml"
+    if config.is_file() and not any(_is_project_config(f) and f.resolve() == config.resolve() for f in files):
+        return [*files, config]
+    return files

@@ -71,6 +71,10 @@ class ContractInfo(_Strict):
         return text
 
 
+#: `dataset.catalog` keys: the parts of a catalog name a contract may pin (any other key is refused)
+CATALOG_HINTS = ("openmetadata_fqn", "datahub_name", "datahub_platform", "datahub_platform_instance", "datahub_env")
+
+
 class DatasetInfo(_Strict):
     name: str = Field(min_length=1)
     namespace: str | None = None
@@ -80,7 +84,20 @@ class DatasetInfo(_Strict):
     table: str | None = None  # a catalog table name
     format: str | None = None  # parquet, csv, json, delta
     tags: list[str] = Field(default_factory=list)
-    catalog: dict[str, str] = Field(default_factory=dict)  # e.g. openmetadata_fqn, datahub_platform
+    catalog: dict[str, str] = Field(default_factory=dict)  # hints for catalog names: CATALOG_HINTS
+
+    @model_validator(mode="after")
+    def _known_catalog_hints(self) -> DatasetInfo:
+        for key in self.catalog:
+            if key not in CATALOG_HINTS:
+                from dq_governance.contracts.diagnostics import did_you_mean
+
+                hint = did_you_mean(key, CATALOG_HINTS) or f"known hints: {', '.join(CATALOG_HINTS)}"
+                raise PydanticCustomError(
+                    "contract_consistency", "{where}: {message}",
+                    {"where": f"catalog.{key}", "message": f"unknown catalog hint `{key}`", "path": ("catalog", key),
+                     "hint": hint})
+        return self
 
 
 # --------------------------------------------------------------------------- schema
