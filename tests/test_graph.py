@@ -184,8 +184,9 @@ def test_cli_ingest_events_and_contract(tmp_path, capsys, repo):
                  "--db", str(db)])
     out, err = capsys.readouterr()
     assert code == 0
-    assert out.strip() == (f"ingested 2 event(s) into {db}: 1 stored, 0 duplicate(s), 1 skipped; "
-                           "1 contract(s) attached")
+    assert out.splitlines() == [
+        f"ingested 2 event(s) into {db}: 1 stored, 0 duplicate(s), 1 skipped; 1 contract(s) attached",
+        f"  {repo / 'contracts/orders.yaml'}: contract orders 1.0.0 -> file:curated.orders"]  # the event's node
     assert f"bad.jsonl:1: invalid JSON" in err
     with LineageGraph(db) as g:
         orders = g.dataset(g.find_datasets("curated.orders", "file")[0][0])

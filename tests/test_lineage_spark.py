@@ -142,6 +142,51 @@ def test_no_listener_and_lineage_none_leave_the_builder_plain(fake_jar):
         assert "spark.extraListeners" not in b._options
 
 
+def test_sessions_keep_job_names_stable_with_the_extension_jar(fake_jar, tmp_path, monkeypatch, caplog):
+    """The job-name suffix goes through the extension's trimmer (removePath applied); RDD events are off."""
+    from dq_governance.lineage import enrich
+    from dq_governance.publish.staging import STAGING_REMOVE_PATTERN
+
+    extension = str(tmp_path / "dq-governance-listener-0.1.0.jar")
+    monkeypatch.setattr(enrich, "find_extension_jar", lambda: extension)
+    with caplog.at_level(logging.WARNING, logger="dq_governance.lineage.spark"):
+        opts = S.configure(builder(), lineage="console", contract=orders())[0]._options
+    assert caplog.records == []
+    assert opts["spark.openlineage.dataset.extraTrimmers"] == "io.github.dqgovernance.listener.RemovePathTrimmer"
+    assert opts["spark.openlineage.dataset.removePath.pattern"] == STAGING_REMOVE_PATTERN
+    assert opts["spark.openlineage.filter.rddEventsDisabled"] == "true"
+    assert opts["spark.jars"] == f"{fake_jar},{extension}"
+    # the caller's explicit conf still wins (RDD events back on)
+    opts = S.configure(builder(), lineage="console", conf={"spark.openlineage.filter.rddEventsDisabled": False})[
+        0]._options
+    assert opts["spark.openlineage.filter.rddEventsDisabled"] == "False"
+
+
+def test_without_the_extension_jar_one_line_says_job_names_will_carry_the_run_id(fake_jar, caplog):
+    with caplog.at_level(logging.WARNING, logger="dq_governance.lineage.spark"):
+        opts = S.configure(builder(), lineage="console", contract=orders())[0]._options
+    [record] = caplog.records
+    assert "job names for staged writes will carry the run id" in record.getMessage()
+    assert "make listener" in record.getMessage()
+    assert "spark.openlineage.dataset.extraTrimmers" not in opts
+    assert opts["spark.openlineage.filter.rddEventsDisabled"] == "true"  # needs no jar
+
+
+def test_listener_conf_names_the_trimmer_only_with_the_extension_jar(capsys):
+    args = ["listener-conf", str(REPO / "contracts/orders.yaml"), "--transport", "console", "--jar", "/jars/ol.jar",
+            "--format", "spark-defaults"]
+    assert main([*args, "--extension-jar", "/jars/dq.jar"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "spark.jars /jars/ol.jar,/jars/dq.jar" in lines
+    assert "spark.openlineage.dataset.extraTrimmers io.github.dqgovernance.listener.RemovePathTrimmer" in lines
+    assert "spark.openlineage.filter.rddEventsDisabled true" in lines
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "spark.jars /jars/ol.jar" in lines and not any("extraTrimmers" in line for line in lines)
+    assert lines[0] == ("# without the dq-governance extension jar (--extension-jar PATH, or --enrich) the listener "
+                        "names staged writes' jobs with the run id: a new job per run")
+
+
 def test_enrich_without_the_extension_says_what_is_missing(fake_jar, monkeypatch, tmp_path):
     monkeypatch.setenv("DQGOV_LISTENER_JAR", str(tmp_path / "absent.jar"))
     with pytest.raises(ConfigError, match="listener extension"):

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from dq_governance.cli.app import cli
-from dq_governance.lineage.graph import DEFAULT_DB, IngestStats, LineageGraph
+from dq_governance.lineage.graph import DEFAULT_DB, Attachment, IngestStats, LineageGraph
 
 CONTRACT_SUFFIXES = (".yaml", ".yml")
 
@@ -26,18 +27,27 @@ def ingest_command(files: tuple[Path, ...], db: Path) -> int:
     from dq_governance.contracts.load import load_contract_with_source
 
     total = IngestStats()
-    contracts = 0
+    attached: list[str] = []
     with LineageGraph(db) as graph:
         for path in files:
             if path.suffix in CONTRACT_SUFFIXES:
                 contract, source = load_contract_with_source(path)
-                graph.attach_contract(contract, source.location)
-                contracts += 1
+                attached.append(_attached(path, contract, graph.attach_contract(contract, source.location)))
                 continue
             total.merge(graph.ingest_file(path))
     click.echo(
         f"ingested {total.read} event(s) into {db}: {total.stored} stored, {total.duplicates} duplicate(s), "
-        f"{total.skipped} skipped" + (f"; {contracts} contract(s) attached" if contracts else ""))
+        f"{total.skipped} skipped" + (f"; {len(attached)} contract(s) attached" if attached else ""))
+    for line in attached:
+        click.echo(line)
     for message in total.errors:
         click.echo(f"skipped {message}", err=True)
     return 0
+
+
+def _attached(path: Path, contract: Any, where: Attachment) -> str:
+    """One line per contract: which node it attached to, and whether that node is new (no event names it yet)."""
+    ds = contract.dataset
+    alias = "" if (where.namespace, where.name) == (ds.namespace or "file", ds.name) else f" (alias {ds.name})"
+    new = "; a new node: no event names it yet" if where.created else ""
+    return f"  {path}: contract {contract.name} {contract.version} -> {where.namespace}:{where.name}{alias}{new}"

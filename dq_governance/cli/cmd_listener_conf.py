@@ -35,7 +35,8 @@ def _load(path: str):  # type: ignore[no-untyped-def]
 @click.option("--manifest", default="manifest.json", show_default=True, metavar="PATH",
               help="With --enrich: the governance manifest path on the driver (from `dqgov manifest`).")
 @click.option("--extension-jar", default=None, metavar="PATH",
-              help="With --enrich: the dq-governance-listener jar path on the driver (default: the local build).")
+              help="The dq-governance-listener jar path on the driver: stable job names for staged writes, and "
+                   "with --enrich the transformer (default with --enrich: the local build).")
 def listener_conf_command(contract: str, transport: str | None, jar: str | None, fmt: str, enrich: bool,
                           manifest: str, extension_jar: str | None) -> int:
     """Print spark-defaults.conf lines and spark-submit --conf flags that enable the OpenLineage listener."""
@@ -48,6 +49,9 @@ def listener_conf_command(contract: str, transport: str | None, jar: str | None,
     flags = listener_conf(loaded, transport, jar=jar, style="submit", **extension)
     if enrich:
         click.echo(f"# the manifest: `dqgov manifest CONTRACTS_DIR -o {manifest}`, shipped with the job")
+    if not (enrich or extension_jar):
+        click.echo("# without the dq-governance extension jar (--extension-jar PATH, or --enrich) the listener "
+                   "names staged writes' jobs with the run id: a new job per run")
     if fmt in ("both", "spark-defaults"):
         click.echo("# spark-defaults.conf")
         click.echo("# Each application gets its own spark.openlineage.applicationRunId (set it per submit to "

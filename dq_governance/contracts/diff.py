@@ -644,7 +644,7 @@ def attach_consumers(report: DiffReport, old: Contract, graph: Any) -> None:
     """For each (potentially) incompatible finding, list downstream consumers from the lineage store."""
     from dq_governance.lineage.impact import Target, impact
 
-    dataset = _lineage_dataset(old, graph)
+    dataset = graph.contract_dataset(old)  # the node `lineage ingest` attaches the contract to
     cache: dict[str | None, list[dict[str, Any]]] = {}
     for finding in report.findings:
         if RANK[finding.change_class] < RANK["potentially"]:
@@ -662,19 +662,6 @@ def attach_consumers(report: DiffReport, old: Contract, graph: Any) -> None:
                               "owners": h.owners, "jobs": h.jobs, "coarse": h.coarse or unknown_column,
                               "distance": h.distance, "quality_status": h.quality_status} for h in result.hits]
         finding.consumers = cache[column]
-
-
-def _lineage_dataset(contract: Contract, graph: Any) -> tuple[int, str, str] | None:
-    """The contract's dataset in the store: by name (and namespace), else by its file path as Spark names it."""
-    ds = contract.dataset
-    tries = [(ds.name, ds.namespace), (ds.name, None)]
-    if ds.path:
-        tries.append((str(Path(ds.path).resolve()), "file"))
-    for name, namespace in tries:
-        found = graph.find_datasets(name, namespace)
-        if len(found) == 1:
-            return found[0]
-    return None
 
 
 # --------------------------------------------------------------------------- rendering

@@ -10,6 +10,10 @@ idempotent and indifferent to START/COMPLETE arriving out of order. A malformed 
 with a counted, logged reason; it never stops the ingest. The store is read with indexed queries,
 never loaded whole.
 
+A contract file attaches to the node its dataset already has (`contract_dataset`: by name, alias, or
+`dataset.path` as the Spark listener names it); a `dataset.name` that is not that node's name is kept
+as an alias of it, which `impact` and `diff --lineage` resolve.
+
 Bulk ingest (JSONL, thousands of events): one transaction per _BATCH events; rows gathered in memory and
 written with multi-row INSERTs (runs as upserts, in arrival order); new fields numbered in memory while
 the transaction holds the write lock; one `IN (...)` query per chunk of lines finds the digests already
@@ -99,7 +103,22 @@ CREATE INDEX IF NOT EXISTS dataset_deps_dst ON dataset_deps (dst_dataset);
 CREATE TABLE IF NOT EXISTS column_lineage (
   job_id INTEGER NOT NULL, dataset_id INTEGER NOT NULL, PRIMARY KEY (job_id, dataset_id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS events (digest BLOB PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS dataset_aliases (
+  namespace TEXT NOT NULL, name TEXT NOT NULL, dataset_id INTEGER NOT NULL,
+  PRIMARY KEY (namespace, name)) WITHOUT ROWID;
 """
+# A contract's `dataset.name` that names another node (the one its `dataset.path` is, as the Spark listener
+# names it) is kept in dataset_aliases, so `impact curated.orders` and `diff --lineage` reach that node.
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """Where attach_contract put a contract: the dataset node, and whether the contract created it."""
+
+    dataset_id: int
+    namespace: str
+    name: str
+    created: bool
 
 
 # The rank of a run's state in SQL, as _STATE_RANK: NULL (an OTHER event) ranks 0.
@@ -1071,10 +1090,42 @@ class LineageGraph:
                 deps.append((src, dataset_id, job_id, kind, sub))
 
     # -- contracts ---------------------------------------------------------
-    def attach_contract(self, contract: Any, location: str | None = None) -> int:
-        """Record a contract for its dataset: owners, PII fields and the contract identity (no events needed)."""
+    def contract_dataset(self, contract: Any, base_dir: str | Path | None = None) -> tuple[int, str, str] | None:
+        """(id, namespace, name) of the node a contract describes, or None when no node matches.
+
+        Tried in order: `dataset.name` in its namespace, the name in any namespace (if unique), an alias from an
+        earlier attach, then `dataset.path` as the Spark listener names it (relative to base_dir, else the cwd).
+        A node that only a contract ever named (a store written before aliases) gives way to one with lineage.
+        """
+        ds = contract.dataset
+        tries: list[tuple[str, str | None]] = [(ds.name, ds.namespace)] if ds.namespace else []
+        tries.append((ds.name, None))
+        candidates = [found[0] for found in (self.find_datasets(n, ns) for n, ns in tries) if len(found) == 1]
+        candidates += self.find_aliases(ds.name, ds.namespace)
+        path = _contract_path_identity(contract, base_dir)
+        if path is not None:
+            candidates += self.find_datasets(path[1], path[0])
+        candidates = list(dict.fromkeys(candidates))
+        linked = [c for c in candidates if self._has_lineage(c[0])]
+        return (linked or candidates or [None])[0]
+
+    def attach_contract(self, contract: Any, location: str | None = None,
+                        base_dir: str | Path | None = None) -> Attachment:
+        """Record a contract on the node it describes: owners, PII fields and the contract identity (no events needed).
+
+        The node is contract_dataset's; when there is none, a new one under the identity the listener will give
+        `dataset.path` (so later events meet it), else under (namespace or `file`, name). A `dataset.name` that is
+        not the node's own name becomes an alias of it; a node only an earlier attach created under that name
+        (it has no lineage) is removed, so a contract never leaves a second node.
+        """
         info, ds = contract.contract, contract.dataset
-        dataset_id = self.dataset_id(ds.namespace or "file", ds.name)
+        declared = (ds.namespace or "file", ds.name)
+        found = self.contract_dataset(contract, base_dir)
+        created = found is None
+        if found is None:
+            namespace, name = _contract_path_identity(contract, base_dir) or declared
+            found = (self.dataset_id(namespace, name), namespace, name)
+        dataset_id = found[0]
         owners = []
         roles = contract.roles
         for party in ([roles.owner, roles.steward] if roles else []):
@@ -1100,11 +1151,36 @@ class LineageGraph:
             for field_id, spec in field_ids:
                 self.db.execute("UPDATE fields SET type = coalesce(type, ?), pii = max(pii, ?) WHERE id = ?",
                                 (spec.type, int(spec.pii), field_id))
+            removed = self._alias(declared, found)
             self._commit()
         except BaseException:
             self._rollback()
             raise
-        return dataset_id
+        if removed:
+            self._forget()  # cached ids of the removed node must not be handed out again
+        return Attachment(dataset_id, found[1], found[2], created)
+
+    def _alias(self, declared: tuple[str, str], node: tuple[int, str, str]) -> bool:
+        """Point the declared (namespace, name) at the node (in the open transaction); True if a stale node went."""
+        if declared == node[1:]:
+            self.db.execute("DELETE FROM dataset_aliases WHERE namespace = ? AND name = ?", declared)
+            return False
+        self.db.execute("INSERT OR REPLACE INTO dataset_aliases (namespace, name, dataset_id) VALUES (?, ?, ?)",
+                        (*declared, node[0]))
+        stale = self.db.execute("SELECT id FROM datasets WHERE namespace = ? AND name = ?", declared).fetchone()
+        if stale is None or stale[0] == node[0] or self._has_lineage(stale[0]):
+            return False
+        self.db.execute("DELETE FROM fields WHERE dataset_id = ?", stale)
+        self.db.execute("DELETE FROM datasets WHERE id = ?", stale)
+        return True
+
+    def _has_lineage(self, dataset_id: int) -> bool:
+        """Whether any event named the dataset: a job reads or writes it, or column lineage touches a field."""
+        return bool(self.db.execute(
+            "SELECT EXISTS (SELECT 1 FROM io WHERE dataset_id = ?1) OR EXISTS (SELECT 1 FROM fields f WHERE "
+            "f.dataset_id = ?1 AND (EXISTS (SELECT 1 FROM field_edges WHERE src = f.id) OR EXISTS (SELECT 1 FROM "
+            "field_edges WHERE dst = f.id) OR EXISTS (SELECT 1 FROM dataset_deps WHERE src = f.id)))",
+            (dataset_id,)).fetchone()[0])
 
     # -- reads -------------------------------------------------------------
     def find_datasets(self, name: str, namespace: str | None = None) -> list[tuple[int, str, str]]:
@@ -1115,6 +1191,15 @@ class LineageGraph:
             rows = self.db.execute("SELECT id, namespace, name FROM datasets WHERE name = ? AND namespace = ?",
                                    (name, namespace))
         return [tuple(r) for r in rows]
+
+    def find_aliases(self, name: str, namespace: str | None = None) -> list[tuple[int, str, str]]:
+        """(id, namespace, name) of the datasets a contract's `dataset.name` is an alias of (attach_contract)."""
+        sql = ("SELECT d.id, d.namespace, d.name FROM dataset_aliases a JOIN datasets d ON d.id = a.dataset_id "
+               "WHERE a.name = ?")
+        args: tuple[str, ...] = (name,)
+        if namespace is not None:
+            sql, args = sql + " AND a.namespace = ?", (name, namespace)
+        return [tuple(r) for r in self.db.execute(sql + " ORDER BY d.id", args)]
 
     def dataset(self, dataset_id: int) -> dict[str, Any]:
         """A dataset's identity and latest facets."""
@@ -1239,6 +1324,16 @@ class LineageGraph:
         """Row counts per table (for reports and tests)."""
         tables = ("datasets", "fields", "jobs", "runs", "io", "field_edges", "dataset_deps", "events")
         return {t: self.db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
+
+
+def _contract_path_identity(contract: Any, base_dir: str | Path | None) -> tuple[str, str] | None:
+    """(namespace, name) the listener gives the contract's `dataset.path`; None without one or for a glob."""
+    path = contract.dataset.path
+    if not path:
+        return None
+    from dq_governance.lineage.manifest import is_glob, path_identity  # the listener's naming (openlineage client)
+
+    return None if is_glob(path) else path_identity(path, Path(base_dir) if base_dir is not None else None)
 
 
 def _owner_names(owners: list) -> list[str]:

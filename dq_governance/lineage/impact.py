@@ -116,7 +116,11 @@ class ImpactResult:
 
 
 def resolve_target(graph: LineageGraph, text: str, namespace: str | None = None) -> Target:
-    """Split DATASET[.COLUMN] against the known datasets: the longest matching dataset name wins."""
+    """Split DATASET[.COLUMN] against the known datasets: the longest matching dataset name wins.
+
+    A name is a dataset's own name, a relative path of a local file, or a contract's `dataset.name`, which
+    `lineage ingest` made an alias of the node the contract describes.
+    """
     parts = text.split(".")
     for cut in range(len(parts), 0, -1):
         name = ".".join(parts[:cut])
@@ -124,6 +128,8 @@ def resolve_target(graph: LineageGraph, text: str, namespace: str | None = None)
         if not found and "/" in name and os.path.exists(name):
             # Spark and our emitter name local files by absolute path; accept the relative one too.
             found = graph.find_datasets(os.path.abspath(name), namespace)
+        if not found:
+            found = graph.find_aliases(name, namespace)
         if not found:
             continue
         if len(found) > 1:

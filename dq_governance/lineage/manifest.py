@@ -57,6 +57,17 @@ def _resolve(path: str, base_dir: Path) -> str:
     return os.path.abspath(os.path.join(base_dir, path))
 
 
+def path_identity(path: str, base_dir: Path | None = None) -> tuple[str, str]:
+    """The (namespace, name) the Spark listener gives a contract's `dataset.path` (relative to base_dir, else cwd)."""
+    namespace, name = F.dataset_identity(_resolve(path, base_dir or Path.cwd()))
+    return namespace, name.rstrip("/") or name
+
+
+def is_glob(path: str) -> bool:
+    """Whether a `dataset.path` is a glob (it names files, not one dataset)."""
+    return bool(GLOB_CHARS.intersection(path))
+
+
 def match_spec(contract: Any, base_dir: Path, extra_globs: Iterable[str] = ()) -> dict[str, list[Any]]:
     """How the listener extension recognises the contract's dataset: datasets, tables and globs."""
     dataset = contract.dataset
@@ -64,12 +75,11 @@ def match_spec(contract: Any, base_dir: Path, extra_globs: Iterable[str] = ()) -
     globs: list[str] = []
     tables: list[str] = []
     if dataset.path:
-        resolved = _resolve(dataset.path, base_dir)
-        namespace, name = F.dataset_identity(resolved)
-        if GLOB_CHARS.intersection(dataset.path):
+        namespace, name = path_identity(dataset.path, base_dir)
+        if is_glob(dataset.path):
             globs.append(location(namespace, name))
         else:
-            datasets.append({"namespace": namespace, "name": name.rstrip("/") or name})
+            datasets.append({"namespace": namespace, "name": name})
             # Spark names single part files of a dataset directory on some reads (schema inference).
             globs.append(location(namespace, name).rstrip("/") + "/**")
     if dataset.table:

@@ -2,6 +2,14 @@
 
 We generate the application run id here and set `spark.openlineage.applicationRunId`, so the
 listener's application run and our emitter's `parent` facet name the same run.
+
+Job names stay the same from run to run (`stable_name_settings`). The listener (1.53.0) names a SQL job
+`<app>.<plan node>.<suffix>`, the suffix being the last two path segments of the output; it computes the
+suffix before `spark.openlineage.dataset.removePath.pattern` cleans the event's datasets, so a staged write
+to `<parent>/.dqgov-staging-<run id>/quarantine` got a new job every run. The extension jar's
+RemovePathTrimmer (a dataset-name trimmer, which the suffix does go through) applies the same pattern, so the
+suffix is the target's. RDD jobs are named after the RDD, and the RDDs a check caches are named after their
+plan text with Spark's expression ids: RDD events are off.
 """
 
 from __future__ import annotations
@@ -37,6 +45,9 @@ HOW_TO_GET_JAR = (
 # Spark's default redaction misses `apiKey`; extend it so the token never shows in the UI or event log.
 REDACTION_REGEX = r"(?i)secret|password|token|access[.]?key|api[._-]?key|auth"
 APP_RUN_ID_KEY = "spark.openlineage.applicationRunId"
+#: in the extension jar: job-name suffixes are built from dataset names with removePath applied
+REMOVE_PATH_TRIMMER = "io.github.dqgovernance.listener.RemovePathTrimmer"
+TRIMMERS_KEY = "spark.openlineage.dataset.extraTrimmers"
 
 
 # --------------------------------------------------------------------------- the jar
@@ -136,6 +147,18 @@ def parent_settings(parent_run_id: str | None, parent_job: str | None, namespace
     return out
 
 
+def stable_name_settings(*, extension: bool) -> dict[str, str]:
+    """The keys that keep the listener's dataset and job names the same from run to run (module docstring).
+
+    `extension`: the dq-governance extension jar is on spark.jars, so its RemovePathTrimmer can be named.
+    """
+    out = {"spark.openlineage.dataset.removePath.pattern": STAGING_REMOVE_PATTERN,  # staged writes named as targets
+           "spark.openlineage.filter.rddEventsDisabled": "true"}
+    if extension:
+        out[TRIMMERS_KEY] = REMOVE_PATH_TRIMMER
+    return out
+
+
 def listener_settings(
     *,
     lineage: str | None = None,
@@ -146,13 +169,15 @@ def listener_settings(
     parent_run_id: str | None = None,
     parent_job: str | None = None,
     secrets: bool = True,
+    extension: bool = False,
 ) -> dict[str, str]:
-    """Every conf key that turns the listener on for one application (no session is created)."""
+    """Every conf key that turns the listener on for one application (no session is created).
+
+    `extension`: the dq-governance extension jar will be on spark.jars (stable job names for staged writes).
+    """
     namespace = F.job_namespace(contract)
     out = {"spark.extraListeners": LISTENER_CLASS, "spark.openlineage.namespace": namespace,
-           "spark.redaction.regex": REDACTION_REGEX,
-           # our staged writes are reported under their final target's name
-           "spark.openlineage.dataset.removePath.pattern": STAGING_REMOVE_PATTERN}
+           "spark.redaction.regex": REDACTION_REGEX, **stable_name_settings(extension=extension)}
     if packages:
         out["spark.jars.packages"] = MAVEN_COORDINATES
     elif jar:
@@ -225,14 +250,26 @@ def _listener_part(conf: dict[str, str], *, lineage: str | None, contract: Any, 
                     "(--no-listener turns it off explicitly).", JAR_NAME, HOW_TO_GET_JAR)
         return conf, None
     run_id = application_run_id or str(uuid.uuid4())
+    extension = _extension_for_names()
     settings = listener_settings(lineage=lineage, contract=contract, jar=jar, application_run_id=run_id,
-                                 parent_run_id=parent_run_id, parent_job=parent_job)
+                                 parent_run_id=parent_run_id, parent_job=parent_job, extension=extension)
     if jar and conf.get("spark.jars"):
         settings["spark.jars"] = f"{conf.pop('spark.jars')},{jar}"
     if enrich:
         settings = _enrich_settings(settings, contract, enrich)
     settings.update(conf)  # the caller's explicit conf wins
     return settings, run_id
+
+
+def _extension_for_names() -> bool:
+    """Whether the extension jar is built (configure puts it on spark.jars); one warning line if it is not."""
+    from dq_governance.lineage.enrich import HOW_TO_BUILD, JAR_NAME as EXTENSION_JAR, find_extension_jar
+
+    if find_extension_jar() is not None:
+        return True
+    log.warning("dq-governance listener extension %s not built: the listener's job names for staged writes "
+                "will carry the run id (a new job per run in the lineage store); %s", EXTENSION_JAR, HOW_TO_BUILD)
+    return False
 
 
 def with_extension_jar(settings: dict[str, str]) -> dict[str, str]:
@@ -322,12 +359,16 @@ def listener_conf(contract: Any, transport: str | None = None, *, jar: str | Non
                   style: str = "conf", enrich: bool | str = False, extension_jar: str | None = None) -> list[str]:
     """The listener settings for cluster config: `key=value` (conf), spark-defaults lines or --conf flags.
 
-    No applicationRunId (each application must get its own) and the API key only as a placeholder.
+    No applicationRunId (each application must get its own) and the API key only as a placeholder. With
+    `enrich` or an `extension_jar`, the extension jar goes on spark.jars and keeps job names stable.
     """
+    extension = bool(enrich or extension_jar)
     settings = listener_settings(lineage=transport, contract=contract, jar=jar, packages=jar is None,
-                                 secrets=False)
+                                 secrets=False, extension=extension)
     if enrich:
         settings = _enrich_settings(settings, contract, enrich, cluster=True, extension_jar=extension_jar)
+    elif extension_jar:
+        settings["spark.jars"] = ",".join(j for j in (settings.get("spark.jars"), extension_jar) if j)
     if style == "spark-defaults":
         return [f"{key} {value}" for key, value in settings.items()]
     if style == "submit":
