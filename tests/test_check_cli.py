@@ -156,3 +156,12 @@ def test_split_storage_option(spark, repo, tmp_path, capsys, flag, used):
     code = main([*_args(repo, tmp_path), "--json", *flag])
     summary = json.loads(capsys.readouterr().out)
     assert (code, summary["split_storage"], summary["valid_rows"], summary["invalid_rows"]) == (1, used, 1, 6)
+
+
+def test_help_says_flags_override_a_pipeline_config(capsys):
+    assert main(["check", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Usage: dqgov check [OPTIONS] [CONTRACT]" in out
+    assert "a flag given explicitly overrides the one setting it names" in out
+    assert "a path without `/` (such as silver.orders_ok) is a catalog table, written as Delta" in out
+    assert "--config PIPELINE_JSON A seed-001 pipeline JSON" in out

@@ -7,7 +7,18 @@ import json
 import pytest
 import yaml
 
-from dq_governance.contracts.migrate import dqx_to_contract, is_dqx, is_seed_validations, seed_to_contract
+from dq_governance.contracts.migrate import (
+    SeedDestination,
+    SeedPipeline,
+    dqx_to_contract,
+    is_dqx,
+    is_seed_validations,
+    seed_extension_issues,
+    seed_issues,
+    seed_pipeline,
+    seed_to_contract,
+)
+from dq_governance.contracts.model import Contract
 from dq_governance.contracts.odcs import contract_to_odcs, odcs_issues, odcs_to_contract
 from dq_governance.errors import ContractError
 
@@ -207,8 +218,22 @@ WITH_OUTPUTS = """
       "valid":   { "format": "delta", "path": "silver.orders_ok",         "mode": "overwrite" },
       "invalid": { "format": "delta", "path": "silver.orders_quarantine", "mode": "overwrite" }
     }
+  }
+}
+"""
+
+MERGE_GUARD = """
+{
+  "validations": {
+    "on_failure": "fail",
+    "rules": [{ "type": "unique", "columns": ["order_id"] }]
   },
-  "output": { "format": "delta", "path": "analytics.orders", "mode": "merge", "options": { "merge_keys": ["order_id"] } }
+  "output": {
+    "format": "delta",
+    "path": "analytics.orders",
+    "mode": "merge",
+    "options": { "merge_keys": ["order_id"] }
+  }
 }
 """
 
@@ -235,8 +260,6 @@ def test_seed_four_rules() -> None:
 def test_seed_outputs_and_destination() -> None:
     contract = seed_to_contract(json.loads(WITH_OUTPUTS), "orders")
     assert contract.quality.on_failure == "fail"
-    assert (contract.dataset.table, contract.dataset.format, contract.dataset.path) == ("analytics.orders", "delta",
-                                                                                        None)
     names = [r.name for r in contract.rules()]
     assert names == ["id_not_null", "email_invalid_count", "missing cpf", "sql", "schema"]
     sql = contract.quality.rules[3]
@@ -245,10 +268,116 @@ def test_seed_outputs_and_destination() -> None:
     seed = contract.extensions["seed"]
     assert seed["validations"]["outputs"]["invalid"] == {"format": "delta", "path": "silver.orders_quarantine",
                                                          "mode": "overwrite"}
-    assert seed["output"]["options"] == {"merge_keys": ["order_id"]}
+    assert seed_pipeline(contract) == SeedPipeline(
+        target=SeedDestination("validations.outputs.valid", "silver.orders_ok", "delta", "overwrite", table=True),
+        quarantine=SeedDestination("validations.outputs.invalid", "silver.orders_quarantine", "delta", "overwrite",
+                                   table=True))
     exported = contract_to_odcs(contract)
     assert odcs_issues(exported) == []
     assert odcs_to_contract(exported) == contract
+
+
+def test_seed_merge_output_is_the_dataset_and_the_target() -> None:
+    contract = seed_to_contract(json.loads(MERGE_GUARD), "orders")
+    assert (contract.dataset.table, contract.dataset.format, contract.dataset.path) == ("analytics.orders", "delta",
+                                                                                        None)
+    assert contract.extensions["seed"]["output"]["options"] == {"merge_keys": ["order_id"]}
+    assert seed_pipeline(contract) == SeedPipeline(target=SeedDestination(
+        "output", "analytics.orders", "delta", "merge", table=True, merge_keys=("order_id",)))
+
+
+def test_seed_report_input_and_name() -> None:
+    doc = json.loads(FOUR_RULES)
+    doc.update({"name": "orders-daily", "input": {"path": "data/orders.csv"},
+                "report": {"format": "delta", "path": "quality.pipeline_report", "mode": "append",
+                           "partition_by": ["pipeline"]}})
+    assert seed_issues(doc) == []
+    assert seed_pipeline(seed_to_contract(doc, "orders")) == SeedPipeline(
+        name="orders-daily", input=SeedDestination("input", "data/orders.csv", ""),
+        report=SeedDestination("report", "quality.pipeline_report", "delta", "append", table=True,
+                               partition_by=("pipeline",)))
+    # a path with `/` (or starting with `.`) is a path; parquet reports may also name the run_id level
+    doc["report"] = {"format": "parquet", "path": "./history", "partition_by": ["pipeline", "run_id"]}
+    assert seed_pipeline(seed_to_contract(doc, "orders")).report == SeedDestination(
+        "report", "./history", "parquet", "append", partition_by=("pipeline", "run_id"))
+
+
+def test_plain_contract_has_no_seed_pipeline() -> None:
+    assert seed_pipeline(seed_to_contract(json.loads(FOUR_RULES), "orders")) is None
+
+
+@pytest.mark.parametrize("change, field, message", [
+    ({"transformations": [{"type": "filter", "condition": "id IS NOT NULL"}]}, "transformations",
+     "unknown key `transformations`; a pipeline document takes name, input, validations, output, report (dqgov "
+     "checks the data a pipeline produced; run its transformations in the job itself)"),
+    ({"output": {"format": "delta", "path": "analytics.orders", "mode": "merge",
+                 "options": {"merge_keys": ["id"], "foo": 1}}}, "output.options.foo",
+     "unknown key `foo`; output.options takes merge_keys"),
+    ({"output": {"format": "delta", "path": "analytics.orders", "mode": "merge"}}, "output.mode",
+     "mode merge needs options.merge_keys (the columns a row is matched on)"),
+    ({"output": {"format": "parquet", "path": "./orders", "mode": "merge", "options": {"merge_keys": ["id"]}}},
+     "output.format", "mode merge needs format delta"),
+    ({"output": {"format": "delta", "path": "./orders", "mode": "append", "options": {"merge_keys": ["id"]}}},
+     "output.options.merge_keys", "merge_keys only act with mode merge, not `append`"),
+    ({"output": {"format": "delta", "path": "./orders", "mode": "upsert"}}, "output.mode",
+     "mode `upsert` is not supported here; use overwrite, append or merge"),
+    ({"output": {"format": "parquet", "path": "silver.orders"}}, "output.format",
+     "`silver.orders` names a catalog table (it has no `/`), and dqgov reads and writes tables as Delta: use "
+     "format delta, or a path such as ./silver.orders for parquet"),
+    ({"output": {"format": "delta", "path": "my orders"}}, "output.path",
+     "`my orders` is neither a path (it has no `/`) nor a table name (db.table); write ./my orders for a "
+     "directory"),
+    ({"output": {"format": "csv", "path": "./orders"}}, "output.format",
+     "format `csv` is not supported here; use delta or parquet"),
+    ({"output": {"format": "delta"}}, "output", "missing required key `path`"),
+    ({"report": {"format": "delta", "path": "quality.report", "mode": "overwrite"}}, "report.mode",
+     "mode `overwrite` is not supported here; use append (a re-run with the same run id replaces its own rows)"),
+    ({"report": {"format": "delta", "path": "quality.report", "partition_by": ["pipeline", "run_id"]}},
+     "report.partition_by", 'the report history is partitioned by its own layout (["pipeline"] for delta); it '
+     'cannot be partitioned by ["pipeline", "run_id"]'),
+    ({"report": {"format": "parquet", "path": "./report", "partition_by": ["validated_at"]}},
+     "report.partition_by", 'the report history is partitioned by its own layout (["pipeline"] or ["pipeline", '
+     '"run_id"] for parquet); it cannot be partitioned by ["validated_at"]'),
+    ({"report": {"format": "delta", "path": "quality.report", "retention": "30d"}}, "report.retention",
+     "unknown key `retention`; report takes format, path, mode, partition_by"),
+    ({"input": {"path": "./orders.csv", "options": {"header": True}}}, "input.options",
+     "unknown key `options`; input takes format, path"),
+    ({"name": ""}, "name", "the pipeline name must be a non-empty string"),
+])
+def test_seed_keys_dqgov_cannot_honour_are_refused_with_their_path(change, field, message) -> None:
+    doc = {**json.loads(FOUR_RULES), **change}
+    with pytest.raises(ContractError) as info:
+        seed_to_contract(doc, "orders")
+    assert (info.value.field, info.value.message) == (field, message)
+
+
+def test_seed_validations_keys_dqgov_cannot_honour() -> None:
+    doc = json.loads(WITH_OUTPUTS)
+    doc["validations"]["rules"][3]["failed_rows"] = True
+    doc["validations"]["outputs"]["failed"] = {"format": "delta", "path": "silver.failed"}
+    doc["validations"]["alert"] = "slack"
+    doc["output"] = {"format": "delta", "path": "analytics.orders"}
+    assert seed_issues(doc) == [
+        (("validations", "rules", 3, "failed_rows"),
+         "a rule's own failed-rows output is not supported: validations.outputs.invalid receives every row that "
+         "fails a row rule, with the rules it failed in `_dq_errors`"),
+        (("validations", "outputs", "failed"), "unknown key `failed`; validations.outputs takes valid, invalid"),
+        (("validations", "alert"),
+         "unknown key `alert`; validations takes on_failure, minimum_valid_ratio, rules, outputs"),
+        (("validations", "outputs", "valid"),
+         "`output` already names where the checked rows are published; dqgov publishes one target: keep either "
+         "output or validations.outputs.valid"),
+    ]
+
+
+def test_seed_settings_carried_by_a_native_contract_are_checked_at_run_time() -> None:
+    contract = seed_to_contract(json.loads(MERGE_GUARD), "orders")
+    native = contract.model_dump(by_alias=True, exclude_defaults=True)
+    native["extensions"]["seed"]["output"]["mode"] = "upsert"
+    with pytest.raises(ContractError) as info:
+        seed_pipeline(Contract.model_validate(native))
+    assert info.value.field == "extensions.seed.output.mode"
+    assert info.value.message == "mode `upsert` is not supported here; use overwrite, append or merge"
 
 
 def test_seed_filter_is_not_a_rule() -> None:
@@ -266,3 +395,16 @@ def test_seed_bad_threshold_is_a_contract_error() -> None:
         seed_to_contract(doc, "orders")
     assert info.value.field == "quality.rules.0.avg.must_be"
     assert "invalid threshold 'about 10'" in info.value.message
+
+
+def test_seed_extension_issues_for_lint() -> None:
+    extensions = {"seed": {"report": {"format": "delta", "path": "quality.report", "mode": "overwrite"},
+                           "validations": {"outputs": {"valid": {"path": "./ok", "mode": "replace"}}}}}
+    assert seed_extension_issues(extensions) == [
+        (("seed", "report", "mode"),
+         "mode `overwrite` is not supported here; use append (a re-run with the same run id replaces its own rows)"),
+        (("seed", "validations", "outputs", "valid", "mode"),
+         "mode `replace` is not supported here; use overwrite, append or merge"),
+    ]
+    assert seed_extension_issues({"dqx": {"notes": []}}) == []
+    assert seed_extension_issues({"seed": "orders"}) == [(("seed",), "must be a mapping (the seed pipeline's settings)")]

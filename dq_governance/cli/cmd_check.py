@@ -1,5 +1,7 @@
 """`dqgov check`: check a dataset against its contract, publish under the policy, record report and lineage.
 
+A seed-001 pipeline JSON (as CONTRACT or `--config`) also says where to read and write: its `input`,
+`output`, `validations.outputs` and `report` are the defaults that explicit flags override.
 Exit codes: 0 published (passed or warned), 1 the gate blocked publication, 2 bad input.
 """
 
@@ -9,17 +11,20 @@ import json
 import logging
 import os
 import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import click
 
 from dq_governance.checks.materialize import STORAGES
 from dq_governance.cli.app import cli
 from dq_governance.cli.inputs import INPUT_FORMATS, delta_conf, guess_format, read_frame
-from dq_governance.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, InputDataError
+from dq_governance.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, ContractError, InputDataError, SourceLocation
 
 log = logging.getLogger(__name__)
+_DEFAULT_OUT = Path("out")
 
 
 def _uuid(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -31,20 +36,43 @@ def _uuid(ctx: click.Context, param: click.Parameter, value: str | None) -> str 
         raise click.BadParameter(f"{value!r} is not a UUID") from None
 
 
+@dataclass
+class Destination:
+    """Where one output of the run goes, after flags and the pipeline config are combined."""
+
+    location: str  # an absolute path; a table name for --output-format table; a named table's Delta location
+    format: str
+    mode: str
+    table: str | None = None  # the catalog table a pipeline config named (written as Delta at its location)
+    merge_keys: list[str] = field(default_factory=list)
+    key: str = ""  # the config key it came from, for messages
+
+
 @cli.command("check")
-@click.argument("contract_path", metavar="CONTRACT")
-@click.option("--input", "input_path", help="Data to check (default: the contract's dataset.path or table).")
+@click.argument("contract_path", metavar="[CONTRACT]", required=False)
+@click.option("--config", "config_path", metavar="PIPELINE_JSON",
+              help="A seed-001 pipeline JSON (the same as giving it as CONTRACT): its validations are the contract; "
+                   "its input, output, validations.outputs and report are this run's defaults.")
+@click.option("--input", "input_path", help="Data to check (default: the config's input, else the contract's "
+                                            "dataset.path or table).")
 @click.option("--format", "input_format", type=click.Choice(INPUT_FORMATS), help="Input format (default: from the contract or the file extension).")
-@click.option("--output", help="Target for valid rows (default: out/<contract>/valid).")
-@click.option("--output-format", type=click.Choice(("parquet", "delta", "table")), default="parquet", show_default=True)
-@click.option("--mode", type=click.Choice(("overwrite", "append", "merge")), default="overwrite", show_default=True)
-@click.option("--merge-keys", help="Comma-separated keys for --mode merge (Delta).")
-@click.option("--quarantine", help="Where invalid rows go (default: out/<contract>/quarantine).")
-@click.option("--report", help="Report history directory (default: out/report).")
+@click.option("--output", help="Target for valid rows (default: the config's output or validations.outputs.valid, "
+                               "else out/<contract>/valid).")
+@click.option("--output-format", type=click.Choice(("parquet", "delta", "table")),
+              help="Target format (default: the config's, else parquet).")
+@click.option("--mode", type=click.Choice(("overwrite", "append", "merge")),
+              help="Target write mode (default: the config's, else overwrite).")
+@click.option("--merge-keys", help="Comma-separated keys for --mode merge (Delta; default: the config's "
+                                   "output.options.merge_keys).")
+@click.option("--quarantine", help="Where invalid rows go (default: the config's validations.outputs.invalid, else "
+                                   "out/<contract>/quarantine).")
+@click.option("--report", help="Report history directory (default: the config's report, else out/report).")
 @click.option("--run-id", callback=_uuid, help="Run id (a UUID; default: a new one).")
-@click.option("--pipeline", help="Pipeline name in the report and lineage (default: the contract name).")
+@click.option("--pipeline", help="Pipeline name in the report and lineage (default: the config's name, else the "
+                                 "contract name).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the table.")
-@click.option("--lineage", help="OpenLineage: file:PATH | http(s)://URL | console | none (default: file next to the report).")
+@click.option("--lineage", help="OpenLineage: file:PATH | http(s)://URL | console | none (default: a file next to "
+                                "the report directory; out/lineage/events.jsonl when the report is a table).")
 @click.option("--lineage-strict", is_flag=True, help="Fail the run when a lineage event cannot be emitted.")
 @click.option("--no-listener", is_flag=True, help="Do not attach the OpenLineage Spark listener.")
 @click.option("--parent-run-id", help="Orchestrator run id, for the OpenLineage parent facet.")
@@ -63,69 +91,271 @@ def _uuid(ctx: click.Context, param: click.Parameter, value: str | None) -> str 
 @click.option("--sync-url", help="Catalog URL (default: DQGOV_<CATALOG>_URL; none means a dry run).")
 @click.option("--sync-out", help="Dry-run request folder (default: out/catalog/<catalog>).")
 def check_command(
-    contract_path: str, input_path: str | None, input_format: str | None, output: str | None, output_format: str,
-    mode: str, merge_keys: str | None, quarantine: str | None, report: str | None, run_id: str | None,
-    pipeline: str | None, as_json: bool, lineage: str | None, lineage_strict: bool, no_listener: bool,
-    parent_run_id: str | None, parent_job: str | None, no_mask: bool, unmasked_ok: bool, show_failed: int,
-    split_storage: str, sync_catalog: str | None, sync_url: str | None, sync_out: str | None,
+    contract_path: str | None, config_path: str | None, input_path: str | None, input_format: str | None,
+    output: str | None, output_format: str | None, mode: str | None, merge_keys: str | None,
+    quarantine: str | None, report: str | None, run_id: str | None, pipeline: str | None, as_json: bool,
+    lineage: str | None, lineage_strict: bool, no_listener: bool, parent_run_id: str | None,
+    parent_job: str | None, no_mask: bool, unmasked_ok: bool, show_failed: int, split_storage: str,
+    sync_catalog: str | None, sync_url: str | None, sync_out: str | None,
 ) -> int:
-    """Check CONTRACT's dataset; publish valid rows, quarantine invalid ones, append the report."""
+    """Check CONTRACT's dataset; publish valid rows, quarantine invalid ones, append the report.
+
+    CONTRACT is any contract file, or a seed-001 pipeline JSON (also accepted as --config). A pipeline's
+    `input`, `output` (format, path, mode, options.merge_keys), `validations.outputs.valid` / `.invalid`
+    and `report` are this run's defaults; a flag given explicitly overrides the one setting it names
+    (--output the path only, --mode the mode only, ...). In a pipeline config a path without `/` (such as
+    silver.orders_ok) is a catalog table, written as Delta at the table's location; anything else is a path,
+    relative to the working directory.
+    """
     from dq_governance.api import resolve_contract, run
 
     if no_mask and not unmasked_ok:
         raise ConfigError("--no-mask publishes PII unmasked; add --i-know-this-publishes-unmasked-data to confirm")
     if unmasked_ok and not no_mask:
         raise ConfigError("--i-know-this-publishes-unmasked-data only goes with --no-mask")
+    if contract_path and config_path:
+        raise ConfigError("give the contract as CONTRACT or as --config, not both")
+    contract_path = contract_path or config_path
+    if not contract_path:
+        raise ConfigError("missing CONTRACT (a contract file, or a pipeline JSON with --config)")
     contract, _ = resolve_contract(contract_path)
-    source = input_path or contract.dataset.path or contract.dataset.table
-    if not source:
-        raise InputDataError(f"{contract_path}: no --input given and the contract names no dataset.path or table")
-    fmt = input_format or guess_format(source, contract.dataset.format, is_table=not input_path and not contract.dataset.path)
-    if fmt != "table" and "://" not in source and not Path(source).exists():
-        raise InputDataError(f"{source}: no such file or directory")
-    keys = [k.strip() for k in (merge_keys or "").split(",") if k.strip()]
-    if mode == "merge" and not keys:
-        raise ConfigError("--mode merge needs --merge-keys")
-    if mode == "merge" and output_format == "parquet":
-        output_format = "delta"  # a merge needs Delta; say so in the summary rather than fail
-    if output_format == "table" and not output:
-        output = contract.dataset.table
-        if not output:
-            raise ConfigError("--output-format table needs --output TABLE (or dataset.table in the contract)")
-    base = Path("out")
-    # Local paths are made absolute here: Spark resolves relative ones against the JVM's start directory.
-    output = _local(output or str(base / contract.name / "valid"), output_format)
-    quarantine = _local(quarantine or str(base / contract.name / "quarantine"), "parquet")
-    report = _local(report or str(base / "report"), "parquet")
-    lineage = lineage or f"file:{Path(report).parent / 'lineage' / 'events.jsonl'}"
-    source = _local(source, fmt)
+    plan = _plan(contract, contract_path, input_path=input_path, input_format=input_format, output=output,
+                 output_format=output_format, mode=mode, merge_keys=merge_keys, quarantine=quarantine,
+                 report=report, pipeline=pipeline, lineage=lineage)
+    target, quarantined, reported = plan.target, plan.quarantine, plan.report
 
-    spark, owned = _session(contract, lineage, listener=not no_listener, parent_run_id=parent_run_id,
-                            parent_job=parent_job, delta="delta" in (fmt, output_format))
+    uses_delta = "delta" in (plan.format, *(d.format for d in plan.destinations))
+    spark, owned = _session(contract, plan.lineage, listener=not no_listener, parent_run_id=parent_run_id,
+                            parent_job=parent_job, delta=uses_delta)
     try:
-        df = read_frame(spark, fmt, source)
+        _require_delta(spark, uses_delta, plan.destinations)
+        for where in plan.destinations:
+            if where.table:
+                where.location = _table_location(spark, where)
+        df = read_frame(spark, plan.format, plan.source)
         result = run(
-            df, contract, target=output, quarantine=quarantine, report=report, mode=mode, format=output_format,
-            merge_keys=keys, mask=not no_mask, lineage=lineage, lineage_strict=lineage_strict,
-            parent_run_id=parent_run_id, parent_job=parent_job, run_id=run_id, pipeline=pipeline,
-            source=source, raise_on_block=False, contract_location=contract_path, failed_sample=show_failed,
-            storage=split_storage,
+            df, contract, target=target.location, quarantine=quarantined.location, report=reported.location,
+            mode=target.mode, format=target.format, merge_keys=target.merge_keys,
+            quarantine_format=quarantined.format, report_format=reported.format, mask=not no_mask,
+            lineage=plan.lineage, lineage_strict=lineage_strict, parent_run_id=parent_run_id, parent_job=parent_job,
+            run_id=run_id, pipeline=plan.pipeline, source=plan.source, raise_on_block=False,
+            contract_location=contract_path, failed_sample=show_failed, storage=split_storage,
         )
+        written = {out["kind"] for out in result.outputs}
+        if quarantined.mode == "overwrite" and "quarantine" in written:
+            _keep_only_run(spark, quarantined, result.run_id)
+        tables = {where.table: where.location for where in plan.destinations
+                  if where.table and _register_table(spark, where)}
         if sync_catalog:
             _sync(sync_catalog, contract, result, url=sync_url,
-                  out=sync_out or str(base / "catalog" / sync_catalog), quiet=as_json)
+                  out=sync_out or str(_DEFAULT_OUT / "catalog" / sync_catalog), quiet=as_json)
         if as_json:
             summary = result.summary()
-            summary.update({"masking": result.masking, "outputs": result.outputs, "report": report})
+            summary.update({"masking": result.masking, "outputs": result.outputs, "report": reported.location,
+                            "tables": tables})
             if show_failed:
                 summary["failed_sample"] = result.failed_rows
             click.echo(json.dumps(summary, default=str))
         else:
-            click.echo(render_summary(result, report=report))
+            click.echo(render_summary(result, report=reported.location, tables=tables))
     finally:
         if owned:
             spark.stop()
     return EXIT_OK if result.gate.publish else EXIT_GATE_FAILED
+
+
+# ------------------------------------------------------------------ flags + the pipeline config
+
+
+@dataclass
+class _Plan:
+    """What the run reads and where it writes, flags over the pipeline config over the defaults."""
+
+    source: str
+    format: str
+    target: Destination
+    quarantine: Destination
+    report: Destination
+    pipeline: str | None
+    lineage: str
+
+    @property
+    def destinations(self) -> list[Destination]:
+        """Target, quarantine and report."""
+        return [self.target, self.quarantine, self.report]
+
+
+def _plan(contract: Any, path: str, *, input_path: str | None, input_format: str | None, output: str | None,
+          output_format: str | None, mode: str | None, merge_keys: str | None, quarantine: str | None,
+          report: str | None, pipeline: str | None, lineage: str | None) -> _Plan:
+    """Combine the flags with the contract's seed pipeline settings (if any); no Spark yet."""
+    seed = _seed_pipeline(contract, path)
+    source, fmt = _source(contract, seed, path, input_path, input_format)
+    keys = [k.strip() for k in (merge_keys or "").split(",") if k.strip()]
+    target = _target(contract, seed, output, output_format, mode, keys)
+    quarantined = _configured(quarantine, seed.quarantine if seed else None,
+                              _DEFAULT_OUT / contract.name / "quarantine", "parquet", "append")
+    reported = _configured(report, seed.report if seed else None, _DEFAULT_OUT / "report", "parquet", "append")
+    if lineage is None:  # next to the report's directory; a table report's location is known only to Spark
+        beside = _DEFAULT_OUT if reported.table else Path(reported.location).parent
+        lineage = f"file:{beside / 'lineage' / 'events.jsonl'}"
+    return _Plan(_local(source, fmt), fmt, target, quarantined, reported,
+                 pipeline or (seed.name if seed else None), lineage)
+
+
+def _seed_pipeline(contract: Any, path: str) -> Any:
+    """The contract's seed pipeline settings (None for a plain contract); a bad one names the file."""
+    from dq_governance.contracts.migrate import seed_pipeline
+
+    try:
+        return seed_pipeline(contract)
+    except ContractError as exc:  # a native / ODCS contract carrying extensions.seed (a seed file fails at load)
+        raise ContractError(exc.message, exc.location or SourceLocation(path), exc.field) from None
+
+
+def _source(contract: Any, seed: Any, path: str, input_path: str | None, input_format: str | None) -> tuple[str, str]:
+    """The input location and format: --input, else the config's `input`, else the contract's dataset."""
+    configured = seed.input if seed and not input_path else None
+    if configured is not None:  # a format the config states wins over the file extension
+        source = configured.location
+        fmt = input_format or ("table" if configured.table else configured.format) or guess_format(
+            source, None, is_table=False)
+    elif input_path:
+        source = input_path
+        fmt = input_format or guess_format(source, contract.dataset.format, is_table=False)
+    elif seed is not None:  # a pipeline's dataset is its output: never read the target as the input
+        raise InputDataError(f"{path}: no --input given and the pipeline names no `input`")
+    else:
+        source = contract.dataset.path or contract.dataset.table
+        if not source:
+            raise InputDataError(f"{path}: no --input given and the contract names no dataset.path or table")
+        fmt = input_format or guess_format(source, contract.dataset.format, is_table=not contract.dataset.path)
+    if fmt != "table" and "://" not in source and not Path(source).exists():
+        raise InputDataError(f"{source}: no such file or directory")
+    return source, fmt
+
+
+def _target(contract: Any, seed: Any, output: str | None, output_format: str | None, mode: str | None,
+            keys: list[str]) -> Destination:
+    """The target: each flag given overrides its own setting of the config's output (or validations.outputs.valid)."""
+    configured = seed.target if seed else None
+    fmt = output_format or (configured.format if configured else "parquet")
+    mode = mode or (configured.mode if configured else "overwrite")
+    keys = keys or (list(configured.merge_keys) if configured else [])
+    if mode == "merge" and not keys:
+        raise ConfigError("--mode merge needs --merge-keys")
+    if mode == "merge" and fmt == "parquet":
+        fmt = "delta"  # a merge needs Delta; say so in the summary rather than fail
+    if fmt == "table":  # --output-format table: a catalog table written with saveAsTable
+        location = output or (configured.location if configured and configured.table else None)
+        location = location or contract.dataset.table
+        if not location:
+            raise ConfigError("--output-format table needs --output TABLE (or dataset.table in the contract)")
+        return Destination(location, fmt, mode, merge_keys=keys)
+    where = _configured(output, configured, _DEFAULT_OUT / contract.name / "valid", fmt, mode)
+    where.format, where.mode, where.merge_keys = fmt, mode, keys
+    if where.table and fmt != "delta":
+        raise ConfigError(f"--output-format {fmt}: {where.key}.path `{where.table}` is a catalog table, written as "
+                          "Delta; give --output PATH as well to write a path")
+    return where
+
+
+def _configured(flag: str | None, configured: Any, default: Path, fmt: str, mode: str) -> Destination:
+    """A flag's path, else the config's destination (a table stays a name until Spark resolves it), else the default."""
+    if configured is None:
+        return Destination(_local(flag or str(default), fmt), fmt, mode)
+    if flag:  # the path is overridden; the config's format and mode still apply
+        return Destination(_local(flag, configured.format), configured.format, configured.mode, key=configured.key)
+    if configured.table:
+        return Destination("", configured.format, configured.mode, table=configured.location, key=configured.key)
+    return Destination(_local(configured.location, configured.format), configured.format, configured.mode,
+                       key=configured.key)
+
+
+# ------------------------------------------------------------------ Spark: Delta, catalog tables
+
+
+def _require_delta(spark: Any, needed: bool, destinations: list[Destination]) -> None:
+    """Refuse before any work when an input or output is Delta and the session cannot write Delta."""
+    from dq_governance.publish.writer import delta_enabled
+
+    if needed and not delta_enabled(spark):
+        named = ", ".join(d.table or d.location for d in destinations if d.format == "delta") or "the input"
+        raise ConfigError(f"{named}: Delta needs delta-spark and a session with "
+                          "spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension")
+
+
+def _table_location(spark: Any, where: Destination) -> str:
+    """Where a configured table's Delta files live: the existing table's location, else where Spark would put it."""
+    from dq_governance.contracts.migrate import table_parts
+    from dq_governance.publish.writer import table_info
+
+    name = str(where.table)
+    info = table_info(spark, name)
+    if info is not None:
+        if info.provider != "delta" or not info.location:
+            raise ConfigError(f"{where.key}.path: table {name} exists as a {info.provider or 'non-Delta'} table; "
+                              "dqgov writes configured tables as Delta")
+        return _plain(info.location)
+    parts = [p.lower() for p in table_parts(name)]  # the catalog's own spelling of managed locations
+    if len(parts) > 2:
+        raise ConfigError(f"{where.key}.path: table {name} does not exist; dqgov creates new tables as db.table in "
+                          "the session catalog only: create it first")
+    database = parts[0] if len(parts) == 2 else spark.catalog.currentDatabase()
+    if spark.catalog.databaseExists(database):
+        base = _plain(spark.catalog.getDatabase(database).locationUri)
+    else:
+        base = str(Path(_plain(spark.conf.get("spark.sql.warehouse.dir"))) / f"{database}.db")
+    return str(Path(base) / parts[-1])
+
+
+def _register_table(spark: Any, where: Destination) -> bool:
+    """Register a configured table over the Delta files just written (database included); True when it exists."""
+    from delta.tables import DeltaTable
+
+    from dq_governance.contracts.migrate import table_parts
+    from dq_governance.identifiers import quote_identifier
+
+    name = str(where.table)
+    if spark.catalog.tableExists(name):
+        return True
+    if not DeltaTable.isDeltaTable(spark, where.location):  # nothing was written there (e.g. a blocked run)
+        return False
+    parts = table_parts(name)
+    if len(parts) == 2:
+        spark.sql(f"CREATE DATABASE IF NOT EXISTS {quote_identifier(parts[0])}")
+    location = where.location.replace("\\", "\\\\").replace("'", "\\'")
+    spark.sql(f"CREATE TABLE IF NOT EXISTS {'.'.join(map(quote_identifier, parts))} USING delta "
+              f"LOCATION '{location}'")
+    return True
+
+
+def _keep_only_run(spark: Any, where: Destination, run_id: str) -> None:
+    """validations.outputs.invalid `mode: overwrite`: once this run's quarantine is in place, drop earlier runs.
+
+    run() keeps one quarantine partition per run (append); overwrite removes the other runs' partitions after
+    this run's rows were promoted, so a failure never leaves the quarantine without the current rows.
+    """
+    from dq_governance.publish.policy import RUN_ID_COL
+    from dq_governance.publish.writer import _Fs, partition_dir
+
+    if where.format == "delta":
+        from delta.tables import DeltaTable
+        from pyspark.sql import functions as F
+
+        DeltaTable.forPath(spark, where.location).delete(F.col(RUN_ID_COL) != run_id)
+        return
+    fs, keep = _Fs(spark, where.location), partition_dir(RUN_ID_COL, run_id)
+    for name, is_dir in fs.children(where.location):
+        if is_dir and name.startswith(f"{RUN_ID_COL}=") and name != keep:
+            fs.delete(f"{where.location.rstrip('/')}/{name}")
+
+
+def _plain(location: str) -> str:
+    """A local `file:` URI as a plain absolute path (other URIs unchanged)."""
+    if location.startswith("file:"):
+        return unquote(urlparse(location).path)
+    return location if "://" in location else str(Path(location).resolve())
 
 
 def _sync(catalog: str, contract: Any, result: Any, *, url: str | None, out: str, quiet: bool) -> None:
@@ -169,8 +399,8 @@ def _session(contract: Any, lineage: str | None, *, listener: bool, parent_run_i
     return session, True
 
 
-def render_summary(result: Any, *, report: str | None = None) -> str:
-    """The readable summary: one line per rule, then totals, the gate decision and the outputs."""
+def render_summary(result: Any, *, report: str | None = None, tables: dict[str, str] | None = None) -> str:
+    """The readable summary: one line per rule, then totals, the gate decision, the outputs and tables."""
     rows = [("rule", "type", "column", "severity", "failed", "metric", "status")]
     for rule in result.rules:
         rows.append((
@@ -196,6 +426,8 @@ def render_summary(result: Any, *, report: str | None = None) -> str:
         lines.append(f"wrote {out['kind']}: {_shown(out['location'])} ({out['rows']} rows, {out['format']})")
     if report:
         lines.append(f"report: {_shown(report)}")
+    for name, location in (tables or {}).items():
+        lines.append(f"table {name}: Delta at {_shown(location)}")
     if result.failed_rows:
         masked = "unmasked: masking disabled" if result.masking == "disabled" else "PII masked"
         lines.append(f"failed rows (first {len(result.failed_rows)}, {masked}):")
