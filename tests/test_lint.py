@@ -344,3 +344,41 @@ def test_lint_checks_the_project_config_of_the_current_directory(tmp_path, capsy
     assert "2 files checked, 1 error" in captured.err
     (tmp_path / ".dqgov" / "config.yaml").write_text("openmetadata:\n  service: lakehouse\n", encoding="utf-8")
     assert main(["lint", str(REPO / "contracts" / "sales.yaml")]) == 0
+
+
+SEED_TWO_PROBLEMS = """{
+  "validations": {
+    "rules": [{"type": "filter", "condition": "id IS NOT NULL"}, {"type": "not_null", "columns": ["id"]}]
+  },
+  "output": {"format": "delta", "path": "analytics.orders", "mode": "merge", "options": {"merge_keyz": ["id"]}}
+}
+"""
+
+DQX_RULES = """rules:
+  - name: id_not_null
+    expression: "customer_id IS NOT NULL"
+  - name: id_unique
+    expression: "COUNT(DISTINCT customer_id) = COUNT(customer_id)"
+"""
+
+
+def test_seed_config_lint_lists_every_problem(tmp_path, capsys):
+    path = tmp_path / "pipeline.json"
+    path.write_text(SEED_TWO_PROBLEMS, encoding="utf-8")
+    assert main(["lint", str(path)]) == 2
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) >= 2, lines
+    assert any("validations.rules[0]" in line and "filter" in line for line in lines), lines
+    assert any("output.options.merge_keyz" in line for line in lines), lines
+
+
+def test_dqx_rules_file_lints_with_its_conversions_as_warnings(tmp_path, capsys):
+    path = tmp_path / "customers_rules.yaml"
+    path.write_text(DQX_RULES, encoding="utf-8")
+    assert main(["lint", str(path)]) == 0
+    captured = capsys.readouterr()
+    warnings = [line for line in captured.out.splitlines() if ": warning: " in line]
+    assert warnings == [f"{path}:5:17: warning: rules[1].expression: id_unique: aggregate expression (COUNT) cannot be "
+                        "a row rule: imported as a sql rule over _validation_df, one verdict for the dataset (no row "
+                        "is quarantined for it)"], captured.out
+    assert "0 errors, 1 warning" in captured.err

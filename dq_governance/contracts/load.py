@@ -152,7 +152,15 @@ def _build_native(doc: SourceDocument) -> tuple[Contract | None, list[LintIssue]
     for path, problem in problems:
         issues.append(doc.issue(path, problem.message, problem.hint))
     issues += _type_warnings(doc, schema.get("fields"), ("schema", "fields"))
+    issues += _seed_extension_issues(doc, data.get("extensions"))
     return contract, issues
+
+
+def _seed_extension_issues(doc: SourceDocument, extensions: Any) -> list[LintIssue]:
+    """`extensions.seed` (a converted pipeline JSON's destinations) is checked as the pipeline JSON is."""
+    from dq_governance.contracts.migrate import seed_extension_issues
+
+    return [doc.issue(("extensions", *path), message) for path, message in seed_extension_issues(extensions)]
 
 
 _TYPE_WORDS = ("string", "boolean", "int", "integer", "bigint", "long", "smallint", "tinyint", "float", "double",
@@ -257,8 +265,14 @@ def _odcs_key_names(api_version: str) -> frozenset[str]:
 
 
 def _build_dqx(doc: SourceDocument) -> tuple[Contract | None, list[LintIssue]]:
-    from dq_governance.contracts.migrate import dqx_to_contract
+    from dq_governance.contracts.migrate import dqx_rules_to_contract, dqx_to_contract, is_dqx_rules
 
+    if is_dqx_rules(doc.data):  # the DQX article's `rules: [{name, description, expression}]` shape
+        try:
+            contract, notes = dqx_rules_to_contract(doc.data, _contract_name(doc))
+        except (ContractError, ValidationError, ValueError, KeyError, TypeError) as exc:
+            return None, _converted_issues(doc, exc, "DQX rules")
+        return contract, [doc.issue(path, note, severity="warning") for path, note in notes]
     try:
         contract, unmapped = dqx_to_contract(doc.data, _contract_name(doc))
     except (ContractError, ValidationError, ValueError, KeyError, TypeError) as exc:
@@ -277,8 +291,11 @@ def _build_dqx(doc: SourceDocument) -> tuple[Contract | None, list[LintIssue]]:
 
 
 def _build_seed(doc: SourceDocument) -> tuple[Contract | None, list[LintIssue]]:
-    from dq_governance.contracts.migrate import seed_to_contract
+    from dq_governance.contracts.migrate import seed_issues, seed_to_contract
 
+    problems = seed_issues(doc.data)  # every key dqgov cannot honour, each on its own line
+    if problems:
+        return None, [doc.issue(path, message) for path, message in problems]
     try:
         return seed_to_contract(doc.data, _contract_name(doc)), []
     except (ContractError, ValidationError, ValueError, KeyError, TypeError) as exc:
