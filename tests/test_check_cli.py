@@ -150,6 +150,23 @@ def test_sync_pushes_the_run_as_datahub_requests(spark, repo, tmp_path, capsys, 
         assert raw not in sent  # no raw value of the PII email column in any payload
 
 
+def test_sync_takes_catalog_names_from_the_project_config(spark, repo, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("DQGOV_OPENMETADATA_URL", raising=False)
+    (tmp_path / ".dqgov").mkdir()
+    (tmp_path / ".dqgov" / "config.yaml").write_text(
+        "openmetadata:\n  server_version: \"1.9\"\n  service: lakehouse\n  database: sales\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    out_dir = tmp_path / "catalog"
+    args = _args(repo, tmp_path)
+    args[1] = str(repo / "tests" / "fixtures" / "seed_orders.yaml")  # names only dataset.name: curated.orders
+    code = main([*args, "--sync", "openmetadata", "--sync-out", str(out_dir)])
+    printed = capsys.readouterr().out
+    assert code == 1  # the seed lab's gate blocks; the catalog still gets the results
+    assert f"catalog openmetadata (dry run, requests in {out_dir})" in printed and " 0 failed" in printed
+    paths = [json.loads(p.read_text())["path"] for p in sorted(out_dir.glob("*.json"))]
+    assert any("lakehouse.sales.curated.orders" in path for path in paths), paths
+
+
 @pytest.mark.parametrize("flag, used", [([], "packed"), (["--split-storage", "cache"], "cache")])
 def test_split_storage_option(spark, repo, tmp_path, capsys, flag, used):
     # the test session has no listener, so "auto" packs each kept row into one struct column

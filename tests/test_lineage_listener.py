@@ -169,7 +169,7 @@ def test_dqgov_check_cli_links_listener_orchestrator_and_our_events(tmp_path):
                           timeout=300)
     assert proc.returncode == 1, proc.stderr[-4000:]  # the seed gate blocks
     lines = [json.loads(line) for line in events.read_text().splitlines() if line.strip()]
-    [app_start] = [e for e in listeners(lines) if e["eventType"] == "START" and e["job"]["name"] == "dqgov_check"]
+    [app_start] = [e for e in listeners(lines) if e["eventType"] == "START" and e["job"]["name"] == "dqgov_check_orders"]
     app_parent = app_start["run"]["facets"]["parent"]
     assert (app_parent["run"]["runId"], app_parent["job"]["namespace"], app_parent["job"]["name"]) == (
         orchestrator, "airflow", "orders_dag.check")

@@ -88,7 +88,8 @@ class Destination:
               "column-level lineage for a Spark listener), auto (packed unless a listener is set).")
 @click.option("--sync", "sync_catalog", type=click.Choice(("openmetadata", "datahub")),
               help="Push this run's contract and results to a catalog.")
-@click.option("--sync-url", help="Catalog URL (default: DQGOV_<CATALOG>_URL; none means a dry run).")
+@click.option("--sync-url", help="Catalog URL (default: DQGOV_<CATALOG>_URL, else <catalog>.url in "
+              ".dqgov/config.yaml; none means a dry run). Catalog names come from that config too.")
 @click.option("--sync-out", help="Dry-run request folder (default: out/catalog/<catalog>).")
 def check_command(
     contract_path: str | None, config_path: str | None, input_path: str | None, input_format: str | None,
@@ -119,14 +120,15 @@ def check_command(
     if not contract_path:
         raise ConfigError("missing CONTRACT (a contract file, or a pipeline JSON with --config)")
     contract, _ = resolve_contract(contract_path)
+    project = _project_config() if sync_catalog else None  # a bad config stops the run before any Spark work
     plan = _plan(contract, contract_path, input_path=input_path, input_format=input_format, output=output,
                  output_format=output_format, mode=mode, merge_keys=merge_keys, quarantine=quarantine,
                  report=report, pipeline=pipeline, lineage=lineage)
     target, quarantined, reported = plan.target, plan.quarantine, plan.report
 
     uses_delta = "delta" in (plan.format, *(d.format for d in plan.destinations))
-    spark, owned = _session(contract, plan.lineage, listener=not no_listener, parent_run_id=parent_run_id,
-                            parent_job=parent_job, delta=uses_delta)
+    spark, owned = _session(contract, plan.lineage, plan.pipeline or contract.name, listener=not no_listener,
+                            parent_run_id=parent_run_id, parent_job=parent_job, delta=uses_delta)
     try:
         _require_delta(spark, uses_delta, plan.destinations)
         for where in plan.destinations:
@@ -147,7 +149,7 @@ def check_command(
         tables = {where.table: where.location for where in plan.destinations
                   if where.table and _register_table(spark, where)}
         if sync_catalog:
-            _sync(sync_catalog, contract, result, url=sync_url,
+            _sync(sync_catalog, contract, result, url=sync_url, project=project,
                   out=sync_out or str(_DEFAULT_OUT / "catalog" / sync_catalog), quiet=as_json)
         if as_json:
             summary = result.summary()
@@ -358,17 +360,26 @@ def _plain(location: str) -> str:
     return location if "://" in location else str(Path(location).resolve())
 
 
-def _sync(catalog: str, contract: Any, result: Any, *, url: str | None, out: str, quiet: bool) -> None:
+def _project_config() -> Any:
+    """The project config of the current directory (`.dqgov/config.yaml`), as `dqgov sync` reads it."""
+    from dq_governance.project_config import load_project_config
+
+    return load_project_config(None)
+
+
+def _sync(catalog: str, contract: Any, result: Any, *, url: str | None, project: Any, out: str,
+          quiet: bool) -> None:
     """Push the run to a catalog; a catalog failure is reported but never undoes the publication."""
     from dq_governance.catalogs.sync import sync_run
 
-    url = url or os.environ.get(f"DQGOV_{catalog.upper()}_URL")
-    report = sync_run(catalog, contract, result, url=url, out=out, dry_run=url is None)
+    url = url or os.environ.get(f"DQGOV_{catalog.upper()}_URL") or project.section(catalog).url
+    report = sync_run(catalog, contract, result, url=url, out=out, dry_run=url is None, project=project)
+    problems = report.invalid + report.failed
     if not quiet:
         where = f"dry run, requests in {out}" if report.dry_run else url
         click.echo(f"catalog {catalog} ({where}): {len(report.created)} created, {len(report.updated)} updated, "
-                   f"{len(report.unchanged)} unchanged, {len(report.failed)} failed")
-    for entity, error in report.failed:
+                   f"{len(report.unchanged)} unchanged, {len(problems)} failed")
+    for entity, error in problems:
         log.warning("catalog %s: %s: %s", catalog, entity, error)
 
 
@@ -379,7 +390,7 @@ def _local(location: str, fmt: str) -> str:
     return str(Path(location).resolve())
 
 
-def _session(contract: Any, lineage: str | None, *, listener: bool, parent_run_id: str | None,
+def _session(contract: Any, lineage: str | None, pipeline: str, *, listener: bool, parent_run_id: str | None,
              parent_job: str | None, delta: bool) -> tuple[Any, bool]:
     """The Spark session (with the OpenLineage listener when available) and whether this command owns it."""
     from pyspark.sql import SparkSession
@@ -393,7 +404,8 @@ def _session(contract: Any, lineage: str | None, *, listener: bool, parent_run_i
             "spark.sql.shuffle.partitions": str(max(2, 2 * (os.cpu_count() or 1)))}
     if delta:
         conf.update(delta_conf())
-    session = spark_session("dqgov-check", lineage=lineage, contract=contract, listener=listener,
+    # The application name leads the Spark listener's job names: one per pipeline, the same in every run.
+    session = spark_session(f"dqgov-check-{pipeline}", lineage=lineage, contract=contract, listener=listener,
                             parent_run_id=parent_run_id, parent_job=parent_job, **conf)
     session.sparkContext.setLogLevel("ERROR")
     return session, True
