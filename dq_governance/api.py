@@ -3,6 +3,11 @@
 `run` = lineage START -> check -> route (policy) -> mask -> stage -> conservation -> promote
 (only when the gate passes) -> report history -> lineage COMPLETE / FAIL. A blocked run leaves the
 target exactly as it was and, by default, raises GateFailedError carrying the result (`exc.result`).
+
+A run repeated with the same `run_id` (and pipeline) replaces that run's published rows, never adds them
+twice: see `publish.writer` for what each write mode does on a retry. Without `run_id` each run gets a new
+uuid4, so it is a new run. `check` returns its frames as read; `run`, the decorators and `check_stream`
+publish `routed_outputs`: the policy's rows, `schema.undeclared_columns`' columns, the contract's masks.
 """
 
 from __future__ import annotations
@@ -100,7 +105,7 @@ def run(
     `storage` is check()'s.
     """
     from dq_governance.publish import policy
-    from dq_governance.publish.writer import Output
+    from dq_governance.publish.writer import Output, preflight
 
     resolved, location = resolve_contract(contract)
     location = contract_location or location
@@ -113,10 +118,12 @@ def run(
         Output(quarantine, quarantine_format, "replace_partitions", partition_by=[policy.RUN_ID_COL])
         if quarantine else None
     )
+    if target_out is not None:
+        preflight(spark, target_out)
     guard = None
     if target_out is not None and target_out.mode == "merge":
         resolved, guard = policy.with_merge_guard(resolved, target_out.merge_keys)
-    masking = _masking_state(resolved, mask)
+    masking = _masking_state(resolved, mask, df.columns)
     emitter = _emitter(lineage, resolved, run_id=run_id, pipeline=pipeline, strict=lineage_strict,
                        parent_run_id=parent_run_id, parent_job=parent_job, spark=spark,
                        contract_location=location)
@@ -144,7 +151,9 @@ def run(
 
             write_report(spark, result.report_rows(), report, format=report_format)
         if failed_sample:  # read from the cache, before it is released
-            result.failed_rows = result.failed_sample(failed_sample)
+            gone = set(policy.unpublished_columns(resolved, result.quarantine_df.columns))
+            result.failed_rows = [{k: v for k, v in row.items() if k not in gone}
+                                  for row in result.failed_sample(failed_sample)]
     except Exception as exc:
         if emitter is not None:
             text = str(exc) if isinstance(exc, DqGovernanceError) else f"{type(exc).__name__}: {_first_line(exc)}"
@@ -175,23 +184,18 @@ def _publish(
     from dq_governance.publish import policy
     from dq_governance.publish.writer import dataset_identity, partition_dir, stage
 
-    routing = policy.route(result, contract, source=source)
+    # Masks (and a missing key's ConfigError) are set up before anything is written.
+    routing, frames = routed_outputs(result, contract, mask=mask, source=source, base_dir=base_dir)
     valid_rows, quarantined_rows = policy.conservation_counts(result)
-    frames = {"target": routing.target_df, "quarantine": routing.quarantine_df}
-    if mask:
-        from dq_governance.masking import apply_masks
-
-        # Masks (and a missing key's ConfigError) are set up before anything is written.
-        frames = {kind: (apply_masks(frame, contract, base_dir=base_dir) if frame is not None else None)
-                  for kind, frame in frames.items()}
     staged = {}
     try:
         if target is not None and frames["target"] is not None:
-            staged["target"] = stage(frames["target"], target, run_id=result.run_id)
+            staged["target"] = stage(frames["target"], target, run_id=result.run_id, pipeline=result.pipeline)
             expected = valid_rows + _published_with_errors(routing)
             policy.check_staged("target", staged["target"].rows, expected, result.run_id)
         if quarantine is not None and frames["quarantine"] is not None:
-            staged["quarantine"] = stage(frames["quarantine"], quarantine, run_id=result.run_id)
+            staged["quarantine"] = stage(frames["quarantine"], quarantine, run_id=result.run_id,
+                                         pipeline=result.pipeline)
             staged["quarantine"].clear = [partition_dir(policy.RUN_ID_COL, result.run_id)]
             policy.check_staged("quarantine", staged["quarantine"].rows, quarantined_rows, result.run_id)
     except Exception:
@@ -207,15 +211,56 @@ def _publish(
         item.promote()
         namespace, name = dataset_identity(result.valid_df.sparkSession, item.output)
         outputs.append({"namespace": namespace, "name": name, "rows": item.rows, "kind": kind,
-                        "location": item.output.location, "format": item.output.format})
+                        "location": item.output.location, "format": item.output.format,
+                        "retry_skipped": item.skipped, "schema": item.schema})
     result.published = "target" in staged or (target is None and not routing.blocked)
-    result.outputs = outputs
+    # the lineage events get the schema as published (undeclared columns, masked types); the result, plain data
+    result.outputs = [{k: v for k, v in out.items() if k != "schema"} for out in outputs]
     if routing.blocked:
         log.warning("%s: gate blocked publication: %s", result.contract_name, "; ".join(result.gate.reasons))
     elif routing.kept_error_rules and contract.quality.on_failure != "skip":
         log.warning("%s: published rows failing %s (action warn)", result.contract_name,
                     ", ".join(routing.kept_error_rules))
     return outputs
+
+
+def routed_outputs(
+    result: CheckResult, contract: Contract, *, mask: bool, source: str | None = None, base_dir: Path | None = None,
+    evidence: bool = False,
+) -> tuple[Any, dict[str, Any]]:
+    """The frames a run publishes (not written yet): rows by the policy, undeclared columns by theirs, masked.
+
+    Returns (policy.Routing, {"target": frame | None, "quarantine": frame | None}); `evidence` is route()'s.
+    """
+    from dq_governance.publish import policy
+
+    routing = policy.route(result, contract, source=source, evidence=evidence)
+    _log_undeclared(result.contract_name, contract, result.valid_df.columns)
+    frames = {"target": routing.target_df, "quarantine": routing.quarantine_df}
+    if mask:
+        from dq_governance.masking import apply_masks
+
+        frames = {kind: (apply_masks(frame, contract, base_dir=base_dir) if frame is not None else None)
+                  for kind, frame in frames.items()}
+    return routing, frames
+
+
+_UNDECLARED_LOG = {
+    "drop": (logging.INFO, "left undeclared column(s) %s out of the outputs"),
+    "fail": (logging.INFO, "left undeclared column(s) %s out of the outputs"),
+    "keep": (logging.WARNING, "published undeclared column(s) %s as read"),
+    "mask": (logging.INFO, "masked undeclared column(s) %s with the PII default"),
+}
+
+
+def _log_undeclared(name: str, contract: Contract, columns: list[str]) -> None:
+    from dq_governance.contracts.model import undeclared_columns
+
+    found = undeclared_columns(contract, columns)
+    if found:
+        policy = contract.schema_.undeclared_columns
+        level, text = _UNDECLARED_LOG[policy]
+        log.log(level, "%s: " + text + " (schema.undeclared_columns: %s)", name, ", ".join(found), policy)
 
 
 def _published_with_errors(routing: Any) -> int:
@@ -228,11 +273,12 @@ def _published_with_errors(routing: Any) -> int:
     return routing.quarantine_df.where(F.col(DISPOSITION_COL) == "published").count()
 
 
-def _masking_state(contract: Contract, mask: bool) -> str:
-    """'applied', 'none' (no masked columns) or 'disabled' (explicitly turned off)."""
+def _masking_state(contract: Contract, mask: bool, columns: list[str]) -> str:
+    """'applied', 'none' (nothing to mask in an input with `columns`) or 'disabled' (explicitly turned off)."""
     from dq_governance.masking import masked_columns
+    from dq_governance.masking.policies import undeclared_masks
 
-    if not masked_columns(contract):
+    if not masked_columns(contract) and not undeclared_masks(contract, columns):
         return "none"
     if not mask:
         log.warning("%s: masking disabled; PII columns are published unmasked", contract.name)

@@ -16,11 +16,19 @@ action drop; expect_or_fail: action fail). Without `@contract`, the rules form a
 after the function with `on_failure: quarantine`. When the gate blocks (an expect_or_fail
 violation, or the contract's own gate) the call raises GateFailedError; `exc.result` and
 `fn.last_result` hold the result.
+
+The rows returned are what `run()` would publish as its target, and `fn.last_result.quarantine_df` is
+what it would write as its quarantine (with the run metadata columns; on a blocked call also under
+`on_failure: fail`, where run() writes none): the same routing, the same `schema.undeclared_columns`
+policy and the same masks (`api.routed_outputs`). A masked column whose key is missing raises ConfigError
+before anything is returned. `last_result.valid_df` and `annotated_df` stay `check()`'s view of the rows,
+as read, and so does `quarantine_df` again after `last_result.release()` (the result rebuilds its frames).
 """
 
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from typing import Any, Callable
 
 from dq_governance.errors import ContractError, GateFailedError
@@ -44,29 +52,37 @@ class _Checked:
         self.last_result: Any = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from dq_governance.api import check
-        from dq_governance.publish.policy import route
+        from dq_governance.api import _masking_state, check, routed_outputs
 
         df = self._fn(*args, **kwargs)
-        contract = self.build_contract()
+        contract, location = self.resolve()
         result = check(df, contract, pipeline=self.check_kwargs.get("pipeline") or self.__name__,
                        source=self.check_kwargs.get("source"))
         self.last_result = result
-        routing = route(result, contract)
+        result.masking = _masking_state(contract, True, df.columns)
+        base_dir = Path(location).resolve().parent if location else None
+        routing, frames = routed_outputs(result, contract, mask=result.masking == "applied", base_dir=base_dir,
+                                         evidence=True)
+        result.quarantine_df = frames["quarantine"]
         if routing.blocked:
             error = GateFailedError(f"{self.__name__}: expectations blocked the output: {'; '.join(result.gate.reasons)}")
             error.result = result  # type: ignore[attr-defined]
             raise error
         result.published = True
-        return routing.target_df
+        return frames["target"]
 
     def build_contract(self) -> Any:
         """The contract this function is checked against: @contract's, plus one rule per expectation."""
+        return self.resolve()[0]
+
+    def resolve(self) -> tuple[Any, str | None]:
+        """build_contract()'s contract and the file it came from (masking key files are relative to it)."""
         from dq_governance.api import resolve_contract
         from dq_governance.contracts.model import Contract, ExpressionRule
 
+        location = None
         if self.contract_source is not None:
-            base, _ = resolve_contract(self.contract_source)
+            base, location = resolve_contract(self.contract_source)
         else:
             base = Contract.model_validate({
                 "contract": {"name": self.__name__, "version": "0.0.0"},
@@ -78,13 +94,13 @@ class _Checked:
             for kind, name, sql in self.expectations
         ]
         if not rules:
-            return base
+            return base, location
         names = {rule.name for rule in base.rules()}
         clash = [rule.name for rule in rules if rule.name in names]
         if clash:
             raise ContractError(f"expectation name {clash[0]!r} is already a rule of contract {base.name}")
         return base.model_copy(update={"quality": base.quality.model_copy(
-            update={"rules": [*base.quality.rules, *rules]})})
+            update={"rules": [*base.quality.rules, *rules]})}), location
 
 
 def _wrap(fn: Callable[..., Any]) -> _Checked:

@@ -1,7 +1,8 @@
 """Check a Structured Streaming query micro-batch by micro-batch (`foreachBatch`), exactly once per batch id.
 
 Each micro-batch goes through the same engine and policies as a batch run (`api.check` + the publish
-path of `api.run`): valid rows to `target`, invalid rows to `quarantine`, report rows to `report`.
+path of `api.run`): valid rows to `target`, invalid rows to `quarantine`, report rows to `report`, with
+the same `schema.undeclared_columns` policy and masks (`api.routed_outputs`).
 
 Exactly once, for retries of a batch id (Spark replays the last uncommitted batch after a restart):
 - every output is written by replacing partitions keyed by the batch: the target by `_dq_batch_id`,
@@ -40,7 +41,8 @@ from dq_governance.lineage.emit import LineageEmitter
 log = logging.getLogger(__name__)
 
 BATCH_COL = "_dq_batch_id"
-SEEN_PREFIX = "__dq_seen"
+#: the key-table flags: `_dq_` columns are ours, so no undeclared-columns policy or rule ever sees them as data
+SEEN_PREFIX = "_dq_seen"
 _NAMESPACE = uuid.UUID("6b1f9d5e-0c57-4bb4-9d8a-5f0d8f3a2c11")  # fixed: run ids are stable across restarts
 MICRO_BATCH_FACET_SCHEMA_URL = "https://github.com/dq-governance/dq-governance/blob/main/docs/facets/MicroBatchRunFacet.json"
 
@@ -206,8 +208,8 @@ class _BatchChecker:
         source = f"{self.source or self.pipeline} batch {batch_id}"
         result = check(df, contract, run_id=run_id, pipeline=self.pipeline, source=source)
         try:
-            result.masking = _masking_state(contract, self.mask)
             seen = [c for c in df.columns if c.startswith(SEEN_PREFIX)]
+            result.masking = _masking_state(contract, self.mask, [c for c in df.columns if c not in seen])
             if seen:  # the key-table markers were inputs to the check, not data
                 result.valid_df = result.valid_df.drop(*seen)
                 result.quarantine_df = result.quarantine_df.drop(*seen)
@@ -221,7 +223,7 @@ class _BatchChecker:
 
                 write_report(spark, result.report_rows(), self.report)
             fs.mkdirs(self.marker(batch_id))  # committed: a replay of this batch id is now a no-op
-            self._record(batch_id, result, outputs=outputs)
+            self._record(batch_id, result, outputs=result.outputs)
             emitter = self.handle.emitter if self.handle else None
             if emitter is not None:
                 emitter.running(result, outputs, MicroBatchRunFacet(
@@ -253,12 +255,12 @@ class _BatchChecker:
                      .where(F.col(BATCH_COL) != int(batch_id)).drop(BATCH_COL).distinct())
             aliases = [f"__dq_seen{index}_{j}" for j in range(len(columns))]
             known = known.select(*[F.col(f"`{c}`").alias(a) for c, a in zip(columns, aliases)]).withColumn(
-                f"__dq_seen{index}", F.lit(True))
+                f"{SEEN_PREFIX}{index}", F.lit(True))
             condition = reduce(lambda a, b: a & b, [
                 F.col(f"`{c}`").cast("string") == F.col(a).cast("string") for c, a in zip(columns, aliases)])
             df = df.join(F.broadcast(known), on=condition, how="left").drop(*aliases)
             rules.append(ExpressionRule(type="expression", name=f"{name}_across_batches",
-                                        expression=f"`__dq_seen{index}` IS NULL", dimension="uniqueness",
+                                        expression=f"`{SEEN_PREFIX}{index}` IS NULL", dimension="uniqueness",
                                         description=f"key ({', '.join(columns)}) not published by an earlier batch"))
         if not rules:
             return df, self.contract

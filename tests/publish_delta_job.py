@@ -57,6 +57,12 @@ dq_governance.run(frame([("1", "a"), ("2", "b"), ("3", "c"), (None, "bad")]), co
 seen["after_overwrite"] = table()
 dq_governance.run(frame([("4", "d")]), contract, mode="append", run_id="r2", **common)
 seen["after_append"] = table()
+# the append retried with the same run id: Delta skips the commit (txnAppId), no second copy, no new version
+appended = version()
+retried = dq_governance.run(frame([("4", "d")]), contract, mode="append", run_id="r2", **common)
+seen["append_retry_rows"] = spark.read.format("delta").load(target).count()
+seen["append_retry_version_unchanged"] = version() == appended
+seen["append_retry_skipped"] = {o["kind"]: o["retry_skipped"] for o in retried.outputs}
 merged = dq_governance.run(frame([("3", "C"), ("5", "e")]), contract, mode="merge", merge_keys=["id"],
                            run_id="r3", **common)
 seen["after_merge"] = table()
@@ -94,5 +100,28 @@ cli = ["check", "contracts/sales.yaml", "--input", "examples/data/sales.csv", "-
        "--report", f"{work}/sr", "--lineage", "none", "--json"]
 seen["cli_codes"] = [main(cli), main(cli)]
 seen["cli_sales_ids"] = sorted(r["venda_id"] for r in spark.read.format("delta").load(f"{work}/sales").collect())
+# appends into a new Delta path: a retried run id twice, then two runs without a run id
+appends = f"{work}/appends"
+two = [("1", "a"), ("2", "b"), (None, "bad")]
+append_outs = {"target": appends, "quarantine": f"{work}/aq", "report": f"{work}/ar", "format": "delta",
+               "quarantine_format": "delta", "report_format": "delta", "mode": "append"}
+dq_governance.run(frame(two), contract, run_id="a1", **append_outs)  # creates the table, with the txn
+dq_governance.run(frame(two), contract, run_id="a1", **append_outs)
+seen["path_retry_rows"] = spark.read.format("delta").load(appends).count()
+dq_governance.run(frame(two), contract, **append_outs)
+dq_governance.run(frame(two), contract, **append_outs)
+seen["path_fresh_rows"] = spark.read.format("delta").load(appends).count()
+seen["path_quarantine_rows"] = spark.read.format("delta").load(f"{work}/aq").count()
+append_history = read_history(f"{work}/ar", spark=spark, format="delta")
+seen["path_report"] = [append_history.count(), append_history.select("run_id").distinct().count()]
+# a Delta catalog table: append with the same run id twice, then another run id
+spark.sql("CREATE TABLE items_append_tbl (id BIGINT, v STRING) USING delta")
+table_outs = {"target": "items_append_tbl", "format": "table", "mode": "append"}
+dq_governance.run(frame(two), contract, run_id="d1", **table_outs)
+dq_governance.run(frame(two), contract, run_id="d1", **table_outs)
+seen["delta_table_retry_rows"] = spark.table("items_append_tbl").count()
+dq_governance.run(frame(two), contract, run_id="d2", **table_outs)
+seen["delta_table_rows"] = spark.table("items_append_tbl").count()
+seen["delta_table_versions"] = spark.sql("DESCRIBE HISTORY items_append_tbl").count()
 print("RESULT " + json.dumps(seen, sort_keys=True))
 spark.stop()

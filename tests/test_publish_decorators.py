@@ -1,15 +1,37 @@
-"""Lakeflow-style decorators: expect / expect_or_drop / expect_or_fail / expect_all / contract on the same engine."""
+"""Lakeflow-style decorators: expect / expect_or_drop / expect_or_fail / expect_all / contract on the same engine,
+and the same masks as run()."""
 
 from __future__ import annotations
+
+import hashlib
+import hmac
 
 import pytest
 
 import dq_governance
-from dq_governance.errors import ContractError, GateFailedError
+from dq_governance.contracts.model import Contract
+from dq_governance.errors import ConfigError, ContractError, GateFailedError
 
 pytestmark = pytest.mark.spark
 
 ROWS = [(1, 101, 150.0), (2, None, 20.0), (3, 103, -5.0), (4, 104, 0.0)]
+KEY = "decorator-masking-key-0123456789abcdef"
+# cpf: hmac of the digits (format cpf); email: no masking of its own, so pii's default, hmac of lower(trim)
+PEOPLE = Contract.model_validate({
+    "contract": {"name": "people", "version": "1.0.0"}, "dataset": {"name": "people"},
+    "schema": {"fields": [
+        {"name": "id", "type": "long", "required": True},
+        {"name": "cpf", "type": "string", "format": "cpf", "pii": True, "masking": "hmac"},
+        {"name": "email", "type": "string", "format": "email", "pii": True},
+    ]},
+    "quality": {"on_failure": "quarantine"},
+})
+PEOPLE_ROWS = [("1", "529.982.247-25", "Ana@Example.com"), ("2", "11144477735", "bruno@example.com"),
+               (None, "390.533.447-05", "carla@example.com")]
+
+
+def h(value: str) -> str:
+    return hmac.new(KEY.encode(), value.encode(), hashlib.sha256).hexdigest()
 
 
 @pytest.fixture()
@@ -60,6 +82,7 @@ def test_expect_all_and_expect_or_fail(orders_frame):
 
 
 def test_contract_decorator_checks_the_whole_contract(spark, repo, monkeypatch):
+    monkeypatch.setenv("DQGOV_MASKING_KEY", KEY)  # both contracts mask a column, as run() would
     @dq_governance.contract(str(repo / "contracts/orders.yaml"))
     def seed_orders():
         return spark.read.option("header", True).csv(str(repo / "examples/data/orders.csv"))
@@ -92,3 +115,62 @@ def test_bad_expectations_are_contract_errors(repo):
 
     with pytest.raises(ContractError, match="already a rule of contract orders"):
         clash.build_contract()
+
+
+def _people(spark):
+    return spark.createDataFrame(PEOPLE_ROWS, "id string, cpf string, email string")
+
+
+def test_decorated_rows_are_masked_like_run_target(spark, tmp_path, monkeypatch):
+    monkeypatch.setenv("DQGOV_MASKING_KEY", KEY)
+
+    @dq_governance.expect("short_email", "length(email) < 40")
+    @dq_governance.contract(PEOPLE)
+    def people():
+        return _people(spark)
+
+    out = people()
+    result = people.last_result
+    assert (result.total_rows, result.valid_rows, result.masking) == (3, 2, "applied")
+    assert sorted((r["id"], r["cpf"], r["email"]) for r in out.collect()) == [
+        (1, h("52998224725"), h("ana@example.com")), (2, h("11144477735"), h("bruno@example.com"))]
+    # the quarantine as run() writes it: masked, with the run's metadata
+    [bad] = result.quarantine_df.collect()
+    assert (bad["id"], bad["cpf"], bad["email"], bad["_dq_disposition"], bad["_dq_run_id"]) == (
+        None, h("39053344705"), h("carla@example.com"), "quarantined", result.run_id)
+    result.release()
+
+    ran = dq_governance.run(_people(spark), people.build_contract(), target=str(tmp_path / "t"),
+                            quarantine=str(tmp_path / "q"))
+    published = spark.read.parquet(str(tmp_path / "t"))
+    assert sorted(tuple(r) for r in published.collect()) == sorted(tuple(r) for r in out.collect())
+    quarantined = spark.read.parquet(str(tmp_path / "q")).select("id", "cpf", "email").collect()
+    assert [tuple(r) for r in quarantined] == [(None, h("39053344705"), h("carla@example.com"))]
+    assert ran.masking == "applied"
+
+
+def test_decorator_without_a_key_raises_before_returning(spark, monkeypatch):
+    monkeypatch.delenv("DQGOV_MASKING_KEY", raising=False)
+    monkeypatch.delenv("DQGOV_MASKING_KEY_FILE", raising=False)
+
+    @dq_governance.contract(PEOPLE)
+    def people():
+        return _people(spark)
+
+    with pytest.raises(ConfigError, match="masking key missing"):
+        people()
+
+
+def test_blocked_call_keeps_masked_evidence(spark, monkeypatch):
+    monkeypatch.setenv("DQGOV_MASKING_KEY", KEY)
+    strict = PEOPLE.model_copy(update={"quality": PEOPLE.quality.model_copy(update={"on_failure": "fail"})})
+
+    @dq_governance.contract(strict)
+    def people():
+        return _people(spark)
+
+    with pytest.raises(GateFailedError, match="row rule id_not_null failed on 1 row"):
+        people()
+    [bad] = people.last_result.quarantine_df.collect()  # run() writes no quarantine under fail; the result keeps it
+    assert (bad["cpf"], bad["email"], bad["_dq_disposition"]) == (h("39053344705"), h("carla@example.com"), "blocked")
+    people.last_result.release()

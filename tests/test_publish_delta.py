@@ -26,6 +26,9 @@ def test_delta_publication(repo, tmp_path):
     seen = json.loads(lines[-1][len("RESULT "):])
     assert seen["after_overwrite"] == {"1": "a", "2": "b", "3": "c"}  # the null-id row went to quarantine
     assert seen["after_append"] == {"1": "a", "2": "b", "3": "c", "4": "d"}
+    # the append retried with its run id: Delta skipped the commit, the target holds 4 rows, not 5
+    assert seen["append_retry_rows"] == 4 and seen["append_retry_version_unchanged"] is True
+    assert seen["append_retry_skipped"] == {"target": True, "quarantine": False}
     assert seen["after_merge"] == {"1": "a", "2": "b", "3": "C", "4": "d", "5": "e"}  # 3 updated, 5 inserted
     assert seen["merge_guard_rule"] == 0
     # duplicate source keys: a clear report, no MERGE attempted, no new table version
@@ -35,8 +38,9 @@ def test_delta_publication(repo, tmp_path):
         "a Delta MERGE would fail with 'multiple source rows matched'")
     assert seen["version_unchanged"] is True
     assert seen["after_blocked_merge"] == seen["after_merge"]
-    # one row per rule per run; r3 ran twice and still has its 4 rows (3 contract rules + the merge guard)
-    assert seen["report_rows_per_run"] == {"r1": 3, "r2": 3, "r3": 4, "r4": 4}
+    # one row per rule per run (3 contract rules + the derived undeclared_columns rule); r2 and r3 ran twice
+    # and still have their rows; r3 and r4 have the merge guard too
+    assert seen["report_rows_per_run"] == {"r1": 4, "r2": 4, "r3": 5, "r4": 5}
     assert seen["quarantine"] == [["r1", None, "quarantined"], ["r4", "6", "blocked"], ["r4", "6", "blocked"]]
     # MERGE into a catalog table (created as Delta by the first run); the null-id row was quarantined
     assert seen["table_after_merges"] == {"1": "a", "2": "B", "3": "c"}
@@ -44,3 +48,9 @@ def test_delta_publication(repo, tmp_path):
     # `dqgov check --output-format delta --mode merge --merge-keys venda_id`, run twice: same 3 rows
     assert seen["cli_codes"] == [0, 0]
     assert seen["cli_sales_ids"] == [1001, 1002, 1003]
+    # appends into a new Delta path: run a1 twice holds 2 rows; two runs without a run id add 2 each
+    assert seen["path_retry_rows"] == 2 and seen["path_fresh_rows"] == 6
+    assert seen["path_quarantine_rows"] == 3  # a1 once (replaced), then one row per fresh run
+    assert seen["path_report"] == [3 * 4, 3]  # 4 rules per run (3 contract rules + undeclared_columns), 3 runs
+    # a Delta catalog table: d1 twice holds 2 rows, d2 adds 2; versions: create, d1, d2 (the retry skipped)
+    assert (seen["delta_table_retry_rows"], seen["delta_table_rows"], seen["delta_table_versions"]) == (2, 4, 3)

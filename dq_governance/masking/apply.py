@@ -21,7 +21,7 @@ from dq_governance.errors import ConfigError
 from dq_governance.identifiers import quote_identifier
 from dq_governance.masking.keys import MaskingKey, resolve_key
 from dq_governance.masking.methods import Digest, MaskContext, mask_column, sha2_digest
-from dq_governance.masking.policies import KEYED_METHODS, effective_policy, masked_columns
+from dq_governance.masking.policies import KEYED_METHODS, effective_policy, masked_columns, undeclared_masks
 
 log = logging.getLogger(__name__)
 
@@ -43,11 +43,16 @@ def apply_masks(
     base_dir: Path | None = None,
     hmac_engine: str = "auto",
 ) -> DataFrame:
-    """Mask the contract's masked columns of `df`; a needed key that is missing raises ConfigError now."""
+    """Mask the contract's masked columns of `df` (and its undeclared ones under `undeclared_columns: mask`).
+
+    A needed key that is missing raises ConfigError now.
+    """
     if hmac_engine not in HMAC_ENGINES:
         raise ConfigError(f"hmac_engine must be one of {', '.join(HMAC_ENGINES)}, got {hmac_engine!r}")
     specs = masked_columns(contract, policy)
-    targets = _present(df.schema, specs)
+    # undeclared columns are top-level names as read (a dot in one is part of its name, not a path)
+    targets = _present(df.schema, specs) + [
+        (name, name, name, spec) for name, spec in undeclared_masks(contract, df.columns, policy).items()]
     if not targets:
         return df
     key = None
@@ -108,7 +113,7 @@ def _masked_top(
     if key is not None and any(m in KEYED_METHODS for m in methods):
         meta[META_KEY_ID] = key.key_id
     for _, path, contract_path, spec in entries:
-        rest = path.split(".")[1:]
+        rest = path[len(name) + 1:].split(".") if path != name else []
         dtype = _dtype_at(struct_field.dataType, rest) if rest else struct_field.dataType
         ctx = MaskContext(path=path, dtype=dtype, field=contract.field(contract_path), digest=digest)
         if not rest:

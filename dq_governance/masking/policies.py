@@ -1,5 +1,7 @@
 """Which columns are masked and how: field `masking`, else policy by classification, else policy for PII.
 
+Under `schema.undeclared_columns: mask`, the data columns the contract does not declare are masked too, with
+the policy's PII default (`undeclared_masks`): a column nobody classified is treated as PII.
 Spark-free: the lineage and catalog code read `masked_columns` to tag columns.
 """
 
@@ -11,7 +13,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from dq_governance.contracts.model import Contract, MaskingPolicy, MaskingSpec
+from dq_governance.contracts.model import Contract, MaskingPolicy, MaskingSpec, undeclared_columns
 from dq_governance.errors import ContractError, SourceLocation
 
 #: a `pii: true` field that neither its own `masking` nor any policy covers is still masked:
@@ -44,6 +46,18 @@ def masked_columns(contract: Contract, policy: MaskingPolicy | None = None) -> d
             out[path] = chosen
     # a masked struct already hides its children; masking them too would address dropped fields
     return {p: s for p, s in out.items() if not any(p.startswith(f"{q}.") for q in out if q != p)}
+
+
+def undeclared_masks(
+    contract: Contract, columns: list[str], policy: MaskingPolicy | None = None
+) -> dict[str, MaskingSpec]:
+    """Under `undeclared_columns: mask`: each undeclared column of `columns` -> the PII default (else hmac)."""
+    if contract.schema_.undeclared_columns != "mask":
+        return {}
+    spec = effective_policy(contract, policy).pii or DEFAULT_PII_SPEC
+    if spec.method == "none":  # the contract's own decision: PII is not masked
+        return {}
+    return {name: spec for name in undeclared_columns(contract, columns)}
 
 
 def _spec_for(

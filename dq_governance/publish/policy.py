@@ -10,6 +10,15 @@ through; the quarantine keeps its original values, which the typed target may ha
 
 When the gate blocks, the target is not touched. Under `fail` nothing is written at all; under
 `block_publication` / `quarantine` the invalid rows still go to quarantine as evidence.
+
+Columns: a data column the contract does not declare (not one of its top-level fields, not one of our
+`_dq_*` columns; only when the contract declares at least one field: `contracts.model.undeclared_columns`)
+follows `schema.undeclared_columns` in every output, target and quarantine alike:
+`drop` (the default: data minimisation, an unknown column may hold PII nobody classified) leaves it
+out; `keep` publishes it as read (a logged warning); `mask` publishes it masked with the contract's PII
+default (`masking.pii`, else hmac; `masking.apply_masks` does it); `fail` leaves it out like `drop`, and
+the check's `undeclared_columns` rule (error severity) blocks the gate. `check()` returns frames as read:
+the policy acts where rows are published (`route`, used by `run`, the decorators and `check_stream`).
 """
 
 from __future__ import annotations
@@ -42,12 +51,29 @@ EXCLUDING_ACTIONS = frozenset({"drop", "quarantine", "fail"})
 #: on a blocked run: does the quarantine still get the invalid rows?
 QUARANTINE_WHEN_BLOCKED = {"fail": False, "block_publication": True, "quarantine": True, "warn": True, "skip": True}
 MERGE_GUARD_NAME = "merge_keys_unique"
+#: schema.undeclared_columns -> do undeclared columns leave in the outputs? (`mask`: masked on the way out)
+PUBLISHES_UNDECLARED = {"drop": False, "fail": False, "keep": True, "mask": True}
 
 
 class ConservationError(DqGovernanceError):
     """valid + quarantined != input: a row would be lost or duplicated; nothing is published."""
 
     exit_code = EXIT_GATE_FAILED
+
+
+def unpublished_columns(contract: Any, columns: list[str]) -> list[str]:
+    """The undeclared columns among `columns` that the contract's policy leaves out of every output."""
+    from dq_governance.contracts.model import undeclared_columns
+
+    if PUBLISHES_UNDECLARED[contract.schema_.undeclared_columns]:
+        return []
+    return undeclared_columns(contract, columns)
+
+
+def published_columns(frame: Any, contract: Any) -> Any:
+    """`frame` without the undeclared columns its contract's policy leaves out (drop, fail); None stays None."""
+    gone = unpublished_columns(contract, frame.columns) if frame is not None else []
+    return frame.drop(*gone) if gone else frame
 
 
 def effective_action(action: str | None, on_failure: str) -> str:
@@ -85,8 +111,11 @@ def block(result: CheckResult, reason: str) -> None:
     result.status = "failed"
 
 
-def route(result: CheckResult, contract: Any, *, source: str | None = None) -> Routing:
-    """Split the run's rows into target and quarantine frames under the contract's policy."""
+def route(result: CheckResult, contract: Any, *, source: str | None = None, evidence: bool = False) -> Routing:
+    """Split the run's rows into target and quarantine frames under the contract's policy.
+
+    `evidence=True` builds the quarantine frame even where a blocked run writes none (on_failure fail).
+    """
     from pyspark.sql import functions as F
 
     on_failure = contract.quality.on_failure
@@ -97,7 +126,7 @@ def route(result: CheckResult, contract: Any, *, source: str | None = None) -> R
         return F.exists(F.col(ERRORS_COL), lambda name: name.isin(names)) if names else F.lit(False)
 
     quarantine_df = None
-    if not blocked or QUARANTINE_WHEN_BLOCKED.get(on_failure, True):
+    if not blocked or evidence or QUARANTINE_WHEN_BLOCKED.get(on_failure, True):
         disposition = (
             F.lit("blocked") if blocked
             else F.when(any_error_in(quarantine_rules), F.lit("quarantined"))
@@ -123,7 +152,8 @@ def route(result: CheckResult, contract: Any, *, source: str | None = None) -> R
                 (F.size(ERRORS_COL) > 0) & ~any_error_in(quarantine_rules + drop_rules)
             )
             target_df = target_df.unionByName(typed_like(kept, result.valid_df.schema, contract))
-    return Routing(blocked, target_df, quarantine_df, quarantine_rules + drop_rules, kept_rules)
+    return Routing(blocked, published_columns(target_df, contract), published_columns(quarantine_df, contract),
+                   quarantine_rules + drop_rules, kept_rules)
 
 
 def typed_like(raw_df: Any, schema: Any, contract: Any) -> Any:

@@ -8,26 +8,58 @@ into place, only after the gate passed; `discard()` deletes it, leaving the targ
 
 Promotion by format and mode:
 - parquet path: overwrite swaps directories (old one restored if the swap fails), append moves the
-  staged files in, `replace_partitions` replaces just the staged partition directories (per run);
+  staged files in under the run's name (below), `replace_partitions` replaces just the staged partition
+  directories (per run);
 - delta path or table: one Delta transaction (overwrite, append, merge on keys, replaceWhere);
-- catalog table: `saveAsTable` (overwrite / append), or a Delta MERGE when the table is Delta.
+- catalog table: `saveAsTable` overwrite, append like a parquet path into the table's location (parquet
+  tables) or one Delta transaction (Delta tables), or a Delta MERGE.
 Files move through the Hadoop FileSystem API, so the same code serves local disks, HDFS and object stores.
+
+Retries: an append repeated with the same pipeline and run id never publishes the run twice.
+- parquet path and parquet table: every file an append moves in is named `dqgov-<tag>.<Spark's name>`,
+  `<tag>` = `retry_tag(pipeline, run_id)` (16 hex digits). Promotion first deletes the visible files that
+  carry the run's tag (an earlier attempt's), then moves the new ones in, then (tables) refreshes the
+  table: the retry *replaces* the run's rows. Files not written by an append (overwrite, older files) are
+  never touched. A crash between the delete and the moves leaves the run's rows absent or partly present,
+  never two copies of a row: the next attempt of the run removes whatever its tag left and moves all its
+  files in. A table of another file format (orc, csv, Hive serde) is refused for append by `preflight`,
+  before anything is written.
+- Delta path and Delta table: the append commits with Delta's idempotent-write options `txnAppId =
+  dqgov-<tag>`, `txnVersion = 0`. Delta *skips* the commit of a retry whose app id already committed: the
+  first successful attempt's rows stay (a retry with corrected data needs a new run id, or overwrite /
+  merge). The skip is logged and shows as `StagedWrite.skipped`. Each run leaves one small SetTransaction
+  entry in the log; `delta.setTransactionRetentionDuration` bounds how long Delta keeps them.
+- overwrite, merge and `replace_partitions` are idempotent by construction.
+A run without an explicit run id gets a new uuid4: it is a new run, and its append adds rows.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from pyspark.sql import DataFrame, SparkSession
 
 from dq_governance.errors import ConfigError, InputDataError
 from dq_governance.publish.staging import STAGING_PREFIX, staged_path
 
+log = logging.getLogger(__name__)
+
 FORMATS = ("parquet", "delta", "table")
 MODES = ("overwrite", "append", "merge", "replace_partitions")
 _SAFE_VALUE = re.compile(r"^[A-Za-z0-9._:-]+$")
+#: the file name prefix of an appended file: `dqgov-<tag>.`; Spark reads names not starting with `_` or `.`
+RUN_FILE_PREFIX = "dqgov-"
+#: table providers whose files an append can move in (our staged files are parquet)
+FILE_TABLE_PROVIDERS = ("parquet",)
+
+
+def retry_tag(pipeline: str | None, run_id: str) -> str:
+    """The name a run's appended files and Delta transactions carry: the same for every attempt of a run."""
+    return hashlib.sha256(f"{pipeline or ''}\n{run_id}".encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass
@@ -91,6 +123,16 @@ class _Fs:
     def is_empty(self, path: str) -> bool:
         return self.exists(path) and len(self._fs.listStatus(self._p(path))) == 0
 
+    def files(self, path: str) -> list[str]:
+        """Relative paths of every visible file under path, at any depth (hidden directories skipped)."""
+        found = []
+        for name, is_dir in self.children(path):
+            if is_dir:
+                found.extend(f"{name}/{rel}" for rel in self.files(_join(path, name)))
+            else:
+                found.append(name)
+        return found
+
     def children(self, path: str) -> list[tuple[str, bool]]:
         """(name, is_dir) of visible children, by Spark's rule: `_x` and `.x` are hidden, `_k=v` is not."""
         if not self.exists(path):
@@ -98,9 +140,14 @@ class _Fs:
         out = []
         for status in self._fs.listStatus(self._p(path)):
             name = status.getPath().getName()
-            if not (name.startswith(".") or (name.startswith("_") and "=" not in name)):
+            if not _hidden(name):
                 out.append((name, bool(status.isDirectory())))
         return out
+
+
+def _hidden(name: str) -> bool:
+    """Spark's rule for names its file sources skip: `_x` and `.x`, but not partition directories `_k=v`."""
+    return name.startswith(".") or (name.startswith("_") and "=" not in name)
 
 
 def _join(base: str, *parts: str) -> str:
@@ -117,9 +164,30 @@ def _beside(target: str, tag: str, run_id: str) -> str:
 def staging_location(spark: SparkSession, output: Output, run_id: str) -> str:
     """Where a run stages an output before promotion."""
     if output.format == "table":
+        info = table_info(spark, output.location)
+        if info is not None and info.location:  # beside the table's files: promotion moves them there
+            return staged_path(info.location, run_id)
         warehouse = spark.conf.get("spark.sql.warehouse.dir", "spark-warehouse")
         return _join(warehouse, f".{output.location}.__staging__{run_id}")
     return staged_path(output.location, run_id)
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """What promotion needs to know of an existing catalog table."""
+
+    provider: str  # parquet, delta, orc, hive, ...
+    location: str | None
+    partition_by: list[str]
+
+
+def table_info(spark: SparkSession, name: str) -> TableInfo | None:
+    """Provider, location and partition columns of a catalog table, or None when it does not exist."""
+    if not spark.catalog.tableExists(name):
+        return None
+    rows = {r["col_name"]: r["data_type"] for r in spark.sql(f"DESCRIBE TABLE EXTENDED {name}").collect()}
+    parts = [c.name for c in spark.catalog.listColumns(name) if c.isPartition]
+    return TableInfo((rows.get("Provider") or "").lower(), rows.get("Location") or None, parts)
 
 
 @dataclass
@@ -133,6 +201,13 @@ class StagedWrite:
     run_id: str
     schema: Any
     clear: list[str] = field(default_factory=list)  # partition dirs a replace also removes
+    pipeline: str | None = None  # with run_id, names the run's appended files and Delta transactions
+    skipped: bool = False  # set by promote(): Delta skipped the append (this run was already committed)
+
+    @property
+    def tag(self) -> str:
+        """The run's retry tag (see `retry_tag`)."""
+        return retry_tag(self.pipeline, self.run_id)
 
     def promote(self) -> None:
         """Move the staged data into the target (the gate has passed)."""
@@ -157,9 +232,15 @@ class StagedWrite:
         return reader.parquet(self.staging)
 
 
-def stage(df: DataFrame, output: Output, *, run_id: str, spark: SparkSession | None = None) -> StagedWrite:
-    """Write `df` to the output's staging location and count the rows that landed there."""
+def stage(
+    df: DataFrame, output: Output, *, run_id: str, spark: SparkSession | None = None, pipeline: str | None = None,
+) -> StagedWrite:
+    """Write `df` to the output's staging location and count the rows that landed there.
+
+    `pipeline` and `run_id` identify the run whose earlier attempts an append replaces (module doc).
+    """
     session = spark or df.sparkSession
+    preflight(session, output)
     staging = staging_location(session, output, run_id)
     fs = _Fs(session, staging)
     fs.delete(staging)  # a crashed earlier attempt of the same run
@@ -169,7 +250,7 @@ def stage(df: DataFrame, output: Output, *, run_id: str, spark: SparkSession | N
     writer.parquet(staging)
     if not fs.exists(staging):  # nothing written (e.g. an empty partitioned frame)
         fs.mkdirs(staging)
-    staged = StagedWrite(session, output, staging, 0, run_id, df.schema)
+    staged = StagedWrite(session, output, staging, 0, run_id, df.schema, pipeline=pipeline)
     staged.rows = staged.staged_frame().count()
     return staged
 
@@ -185,14 +266,27 @@ def _promote_parquet(staged: StagedWrite) -> None:
     if output.mode == "overwrite":
         _swap(fs, staged.staging, target, staged.run_id)
         return
-    if not fs.exists(target):  # append or per-run replace into a new directory
+    if output.mode == "append":
+        _check_append_schema(staged, _parquet_schema(staged.spark, fs, target), target)
+        _append_run(fs, staged, target)
+        return
+    if not fs.exists(target):  # per-run replace into a new directory
         fs.rename(staged.staging, target)
         return
-    if output.mode == "append":
-        _check_append_schema(staged)
-        _move_files(fs, staged.staging, target)
-        return
     _replace_partition_dirs(fs, staged)
+
+
+def _append_run(fs: _Fs, staged: StagedWrite, target: str) -> None:
+    """Delete the files an earlier attempt of this run appended, then move this attempt's files in."""
+    prefix = f"{RUN_FILE_PREFIX}{staged.tag}."
+    earlier = [rel for rel in fs.files(target) if rel.rpartition("/")[2].startswith(prefix)]
+    for rel in earlier:
+        fs.delete(_join(target, rel))
+    if earlier:
+        log.info("append to %s: replaced %d file(s) of an earlier attempt of run %s", target, len(earlier),
+                 staged.run_id)
+    fs.mkdirs(target)
+    _move_files(fs, staged.staging, target, prefix)
 
 
 def _swap(fs: _Fs, staging: str, target: str, run_id: str) -> None:
@@ -211,15 +305,15 @@ def _swap(fs: _Fs, staging: str, target: str, run_id: str) -> None:
     fs.delete(previous)
 
 
-def _move_files(fs: _Fs, source: str, target: str) -> None:
-    """Move every visible file under source to the same relative place under target."""
+def _move_files(fs: _Fs, source: str, target: str, prefix: str = "") -> None:
+    """Move every visible file under source to the same relative place under target, `prefix` added to its name."""
     for name, is_dir in fs.children(source):
-        src, dst = _join(source, name), _join(target, name)
+        src = _join(source, name)
         if is_dir:
-            fs.mkdirs(dst)
-            _move_files(fs, src, dst)
+            fs.mkdirs(_join(target, name))
+            _move_files(fs, src, _join(target, name), prefix)
         else:
-            fs.rename(src, dst)
+            fs.rename(src, _join(target, prefix + name))
 
 
 def _leaf_dirs(fs: _Fs, base: str, depth: int, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
@@ -242,15 +336,21 @@ def _replace_partition_dirs(fs: _Fs, staged: StagedWrite) -> None:
         fs.rename(_join(staged.staging, *rel), dst)
 
 
-def _check_append_schema(staged: StagedWrite) -> None:
-    existing = staged.spark.read.parquet(staged.output.location).schema
+def _parquet_schema(spark: SparkSession, fs: _Fs, path: str) -> Any:
+    """The schema of the parquet data at path; None when it holds no data file (new, or emptied by a crash)."""
+    if not fs.files(path):
+        return None
+    return spark.read.parquet(path).schema
+
+
+def _check_append_schema(staged: StagedWrite, existing: Any, where: str) -> None:
+    if existing is None:
+        return
     want = {f.name: f.dataType.simpleString() for f in existing.fields}
     have = {f.name: f.dataType.simpleString() for f in staged.schema.fields}
     if want != have:
         diff = sorted(set(want.items()) ^ set(have.items()))
-        raise InputDataError(
-            f"cannot append to {staged.output.location}: schema differs from the existing data ({diff[:4]})"
-        )
+        raise InputDataError(f"cannot append to {where}: schema differs from the existing data ({diff[:4]})")
 
 
 # --------------------------------------------------------------------------- Delta and tables
@@ -314,7 +414,29 @@ def _promote_delta_path(staged: StagedWrite) -> None:
         )
         writer.mode("overwrite").option("replaceWhere", predicate).save(output.location)
         return
-    writer.mode("append" if output.mode == "append" else "overwrite").save(output.location)
+    if output.mode == "append":
+        _delta_append(staged, writer, lambda w: w.save(output.location),
+                      (lambda: DeltaTable.forPath(spark, output.location)) if exists else None)
+        return
+    writer.mode("overwrite").save(output.location)
+
+
+def _delta_append(staged: StagedWrite, writer: Any, save: Callable[[Any], None],
+                  table: Callable[[], Any] | None) -> None:
+    """Append in one Delta transaction named after the run: Delta skips it when the run already committed.
+
+    `table` gives the existing DeltaTable (None: the append creates it, so nothing can be skipped).
+    """
+    before = _delta_version(table()) if table is not None else None
+    save(writer.mode("append").option("txnAppId", f"{RUN_FILE_PREFIX}{staged.tag}").option("txnVersion", 0))
+    staged.skipped = table is not None and _delta_version(table()) == before
+    if staged.skipped:
+        log.info("append to %s: run %s was already committed; Delta skipped this attempt (txnAppId %s%s)",
+                 staged.output.location, staged.run_id, RUN_FILE_PREFIX, staged.tag)
+
+
+def _delta_version(table: Any) -> int:
+    return int(table.history(1).select("version").first()[0])
 
 
 def _clear_values(staged: StagedWrite) -> list[tuple[str, ...]]:
@@ -335,10 +457,61 @@ def _promote_table(staged: StagedWrite) -> None:
         return
     if output.mode == "replace_partitions":
         raise ConfigError(f"table {output.location}: per-run replacement is supported for paths only")
-    writer = frame.write.mode("append" if output.mode == "append" else "overwrite")
+    writer = frame.write
     if output.partition_by:
         writer = writer.partitionBy(*output.partition_by)
-    writer.saveAsTable(output.location)
+    if output.mode == "append":
+        _append_table(staged, frame, writer)
+        return
+    writer.mode("overwrite").saveAsTable(output.location)
+
+
+def _append_table(staged: StagedWrite, frame: DataFrame, writer: Any) -> None:
+    """Append to a catalog table, replacing an earlier attempt of the run: by its files, or by Delta's txn."""
+    spark, name = staged.spark, staged.output.location
+    info = table_info(spark, name)
+    provider = _table_append_provider(spark, staged.output, info)
+    if provider == "delta":
+        from delta.tables import DeltaTable
+
+        _require_delta(spark, f"table {name}")
+        _delta_append(staged, writer.format("delta"), lambda w: w.saveAsTable(name),
+                      (lambda: DeltaTable.forName(spark, name)) if info is not None else None)
+        return
+    if info is None:  # create it empty, so that even the first append's files carry the run's name
+        frame.limit(0).write.format(provider).partitionBy(*staged.output.partition_by).saveAsTable(name)
+        info = table_info(spark, name)
+    if info is None or not info.location:
+        raise ConfigError(f"table {name}: append needs a table with a location (its files are moved there)")
+    fs = _Fs(spark, info.location)
+    _check_append_schema(staged, spark.table(name).schema, f"table {name}")
+    _append_run(fs, staged, info.location)
+    if info.partition_by:
+        spark.catalog.recoverPartitions(name)  # new partition directories become visible to the catalog
+    spark.catalog.refreshTable(name)
+
+
+def preflight(spark: SparkSession, output: Output) -> None:
+    """Refuse, before anything is written, an output whose retried runs could not replace their own rows."""
+    if output.format == "table" and output.mode == "append":
+        _table_append_provider(spark, output, table_info(spark, output.location))
+
+
+def _table_append_provider(spark: SparkSession, output: Output, info: TableInfo | None) -> str:
+    """The provider an append into this table writes (an existing table's, else the session default)."""
+    default = spark.conf.get("spark.sql.sources.default", "parquet") or "parquet"
+    provider = info.provider if info is not None else default.lower()
+    if provider != "delta" and provider not in FILE_TABLE_PROVIDERS:
+        raise ConfigError(
+            f"table {output.location}: append needs a parquet or Delta table (provider is {provider}); a "
+            "retried run could not replace its own rows"
+        )
+    if provider != "delta" and info is not None and sorted(info.partition_by) != sorted(output.partition_by):
+        raise ConfigError(
+            f"table {output.location}: append with partition_by [{', '.join(output.partition_by)}] into a "
+            f"table partitioned by [{', '.join(info.partition_by)}]"
+        )
+    return provider
 
 
 _PROMOTERS = {
@@ -384,11 +557,10 @@ def dataset_identity(spark: SparkSession, output: Output) -> tuple[str, str]:
     """OpenLineage (namespace, name) of an output: scheme://authority + path, or a table's location."""
     location = output.location
     if output.format == "table":
-        rows = spark.sql(f"DESCRIBE TABLE EXTENDED {output.location}").collect()
-        found = [r["data_type"] for r in rows if r["col_name"] == "Location"]
-        if not found:
+        info = table_info(spark, output.location)
+        if info is None or not info.location:
             return ("spark_catalog", output.location)
-        location = found[0]
+        location = info.location
     uri = _Fs(spark, location).qualify(location)
     scheme, _, rest = uri.partition(":")
     if rest.startswith("//"):
