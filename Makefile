@@ -40,9 +40,15 @@ listener-jar: java
 	@listeners/fetch-openlineage-spark >/dev/null
 
 # The dq-governance listener extension, listeners/target/dq-governance-listener-<version>.jar (git-ignored);
-# `package` runs its JUnit tests first, so `make test` (and CI) runs them too.
-listener: java
+# `package` runs its JUnit tests first, so `make test` (and CI) runs them too. Rebuilt only when a source changed.
+LISTENER_JAR = listeners/target/dq-governance-listener-0.1.0.jar
+LISTENER_SRC = listeners/pom.xml $(shell find listeners/src -type f 2>/dev/null)
+
+listener: java $(LISTENER_JAR)
+
+$(LISTENER_JAR): $(LISTENER_SRC)
 	mvn -q -f listeners/pom.xml package
+	@touch $@
 
 bench: venv java
 	$(PY) benchmarks/bench_checks.py
