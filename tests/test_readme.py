@@ -42,6 +42,14 @@ EXPECTED: dict[str, list[str]] = {
         "tests/contracts_broken/bad_threshold.yaml:16:16: quality.rules[0].must_be: invalid threshold",
         "tests/contracts_broken/duplicate_field.yaml:14:13: schema.fields[2].name: duplicate field name 'id'"],
     "dqgov impact curated.orders.cliente_id": ["customer_analytics"],
+    "dqgov listener-conf contracts/orders.yaml --transport https://gms.example:8080/openapi/openlineage/api/v1/lineage "
+    "--format spark-defaults --extension-jar /jars/dq-governance-listener-0.1.0.jar": [
+        "spark.openlineage.transport.url https://gms.example:8080\n",
+        "spark.openlineage.transport.endpoint /openapi/openlineage/api/v1/lineage\n",
+        "spark.openlineage.dataset.extraTrimmers io.github.dqgovernance.listener.RemovePathTrimmer\n",
+        "spark.jars /jars/dq-governance-listener-0.1.0.jar\n"],
+    "dqgov diff contracts/orders.yaml examples/contracts/orders-v2.yaml --lineage .dqgov/lineage.db --fail-on "
+    "incompatible": ["customer_analytics", "team:marketing-analytics"],
 }
 
 
