@@ -3,16 +3,34 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY      = $(VENV)/bin/python
 DQGOV   = $(VENV)/bin/dqgov
+# The Spark 3.5 venv, built by scripts/venv35.sh (its stamp file names the extras it installed).
+VENV35 ?= .venv35
+PY35    = $(VENV35)/bin/python
 
-.PHONY: demo test venv java listener-jar listener clean bench
+.PHONY: demo test test-40 test-connect test-cluster test-35 venv venv35 java listener-jar listener clean bench \
+	bench-kinds
+# `$(call timed,COMMAND)` runs COMMAND and prints the target's wall time (the CI note quotes these lines).
+timed = start=$$(date +%s); $(1); code=$$?; echo "== $@: $$(( $$(date +%s) - start )) s (exit $$code)"; exit $$code
 
+# One Spark process at a time, even under `make -j`: the test parts each start JVMs, and CI has 2 cores.
+.NOTPARALLEL:
+
+# The connect extra: the Spark Connect client (grpc, pandas, pyarrow) that tests/connect/ needs.
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -e '.[dev,connect]'
 	touch $@
 
 venv: $(VENV)/.installed
+
+# The script rebuilds only when pyproject.toml or the constraints changed; it also fetches the Scala 2.12
+# OpenLineage listener jar beside the 2.13 one.
+$(VENV35)/.installed-dev: pyproject.toml scripts/venv35.sh scripts/constraints-35.txt
+	@$(call timed,VENV35=$(abspath $(VENV35)) PYTHON=$(PYTHON) scripts/venv35.sh >/dev/null)
+	@touch $@
+
+venv35: $(VENV35)/.installed-dev
 
 java:
 	@scripts/ensure-java.sh
@@ -31,12 +49,46 @@ demo: venv java listener-jar listener
 		--input examples/data/sales.csv
 	@echo "outputs under out/: <contract>/valid, <contract>/quarantine, report/ (history), lineage/events.jsonl"
 
-test: venv java listener-jar listener
-	@scripts/ensure-chromium.sh
-	$(PY) -m pytest -q
+# Every test, in four parts run one after another (each prints its own pytest summary with its wall time):
+#   test-40       the whole suite on Spark 4.0 (.venv), classic local[2] sessions, except the cluster test
+#   test-connect  tests/connect/ against a Spark Connect server it starts, in its own pytest process
+#                 (a Connect session sets a process-wide flag after which classic sessions cannot start)
+#   test-cluster  tests/test_cluster.py: publication, masking and lineage on local-cluster[2,1,1024]
+#   test-35       TESTS_35 (below) on Spark 3.5 (.venv35), the cluster test included
+test: test-40 test-connect test-cluster test-35
 
-# The OpenLineage Spark listener jar (pinned 1.53.0) into the git-ignored listeners/lib/.
-listener-jar: java
+test-40: venv java listener-jar listener
+	@scripts/ensure-chromium.sh
+	@$(call timed,$(PY) -m pytest -q -m "not cluster")
+
+test-connect: venv java listener
+	@$(call timed,DQGOV_CONNECT=1 $(PY) -m pytest -q tests/connect)
+
+test-cluster: venv java listener
+	@$(call timed,$(PY) -m pytest -q tests/test_cluster.py)
+
+# The Spark 3.5 subset: every dq_governance module is imported and run by at least one of these files (checked
+# on 2026-12-02: 92 of 94 modules; contracts/native.py through test_contract_keys.py, and publish/connect.py,
+# the Spark Connect publisher, only by tests/connect/ on Spark 4.0). Left out to keep CI within an hour:
+# test_checks_rules, test_publish_idempotent and test_masking_methods (their modules run in the files here)
+# and the pure-Python files of modules listed here already (diff, lint, graph, impact, catalog clients).
+TESTS_35 = $(addprefix tests/,$(TESTS_35_FILES))
+TESTS_35_FILES = \
+	test_checks_seed.py test_checks_engine.py test_checks_formats.py test_failed_sample.py \
+	test_undeclared_rule.py test_metrics_only.py \
+	test_publish_run.py test_publish_writer.py test_publish_report.py test_publish_policy.py test_publish_delta.py \
+	test_publish_decorators.py test_masking_e2e.py test_masking_leaks.py test_masking_policies.py \
+	test_lineage_events.py test_lineage_listener.py test_listener_enrich.py test_lineage_spark.py \
+	test_lineage_manifest.py test_catalog_sync.py test_contracts_model.py test_contract_keys.py test_odcs.py \
+	test_migrate.py test_check_cli.py test_observe_drift.py test_observe_anomaly.py test_observe_freshness.py \
+	test_report_html.py test_profile.py test_streaming.py test_project_config.py test_cluster.py
+
+test-35: venv35 java listener
+	@scripts/ensure-chromium.sh
+	@$(call timed,$(PY35) -m pytest -q $(TESTS_35))
+
+# The OpenLineage Spark listener jar (pinned 1.53.0, for .venv's Scala line) into the git-ignored listeners/lib/.
+listener-jar: venv java
 	@listeners/fetch-openlineage-spark >/dev/null
 
 # The dq-governance listener extension, listeners/target/dq-governance-listener-<version>.jar (git-ignored);
@@ -53,5 +105,10 @@ $(LISTENER_JAR): $(LISTENER_SRC)
 bench: venv java
 	$(PY) benchmarks/bench_checks.py
 
+# A 2M-row check per session kind (classic local[2], Spark Connect, local-cluster, Spark 3.5) as ratios to the
+# classic run of the same invocation.
+bench-kinds: venv venv35 java listener
+	$(PY) benchmarks/bench_kinds.py --python35 $(PY35)
+
 clean:
-	rm -rf $(VENV) out .dqgov listeners/target listeners/lib
+	rm -rf $(VENV) $(VENV35) out .dqgov listeners/target listeners/lib

@@ -1,6 +1,13 @@
 """Benchmark the check engine against a hand-written single pass, in one process.
 
     python benchmarks/bench_checks.py [--rows 2000000] [--repeat 5] [--warmup 2]
+    python benchmarks/bench_checks.py --wide N [--rows 1000000] [--jvm-flag]   # wide contracts
+
+`--wide N` (issue 20): the 8 rules plus N pairs of columns with 4 rules each (not-null, range, allowed values,
+regex), so `--wide 8` is 40 rules and `--wide 30` is 128 (66 columns), read from parquet, in Spark's default
+driver memory and without JVM options unless `--jvm-flag` adds -XX:-DontCompileHugeMethods. It times counts
+(`check(outputs=False)`'s pass), the split (both outputs to the noop sink) and the hand-written single
+aggregate over the same rules, at `--rows` and 4x.
 
 Orders-like data (about 1% bad values) is generated and cached; 8 rules are evaluated three ways:
 1. `counts`: our engine, per-rule counts and metrics only;
@@ -24,6 +31,8 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
+import tempfile
 import time
 from typing import Any, Callable
 
@@ -35,7 +44,12 @@ from dq_governance.checks.formats import EMAIL_RE
 from dq_governance.contracts.model import Contract
 
 STATUSES = ["CRIADO", "PAGO", "CANCELADO"]
+CODES = ["K0", "K1", "K2", "K3", "K4"]
+CODE_RE = "^K[0-9]$"
 TARGETS = {"counts_vs_baseline": 1.2, "split_vs_baseline": 1.5, "rows_4x": 4.5, "rules_5x": 2.0}
+#: issue 20's targets for the wide contract (130 rules on 1M rows in a default session)
+WIDE_TARGETS = {"counts_vs_baseline": 1.3, "split_vs_baseline": 1.6, "rows_4x": 4.5}
+HUGE_METHODS_FLAG = "-XX:-DontCompileHugeMethods"
 #: the ways timed together, in rounds of their own: one JVM runs them all, and a way run between two others
 #: changes what they measure (its garbage, the code the JIT compiles for it). With the per-field cache
 #: ("split_cache") in the same rounds, the split's timed runs took 2.95-4.18 s; without it, 3.13-3.53 s.
@@ -93,10 +107,45 @@ def extra_rules(count: int) -> list[tuple[dict[str, Any], Column]]:
     return out
 
 
-def contract(extra: int = 0) -> Contract:
-    """8 rules: 2 not_null, unique, allowed_values, minimum, date format, email regex, row_count (+ extra)."""
+def with_pairs(df: DataFrame, pairs: int) -> DataFrame:
+    """`df` plus `pairs` pairs of columns: `n<i>` (double in [0, 1000]) and `c<i>` (a code K0..K4).
+
+    One draw per pair decides which rule a row breaks, about 1% each: `n<i>` null or -1 (not_null, range),
+    `c<i>` "K7" (allowed values) or "k1" (allowed values and regex).
+    """
+    columns = []
+    for i in range(pairs):
+        u = F.rand(100 + i)
+        columns.append(F.when(u < 0.01, F.lit(None).cast("double")).when(u < 0.02, F.lit(-1.0))
+                       .otherwise(F.round(u * 1000, 2)).alias(f"n{i}"))
+        columns.append(F.when(u > 0.99, F.lit("k1")).when(u > 0.98, F.lit("K7"))
+                       .otherwise(F.concat(F.lit("K"), (F.col("pedido_id") % len(CODES)).cast("string")))
+                       .alias(f"c{i}"))
+    return df.select("*", *columns)
+
+
+def pair_rules(pairs: int) -> list[tuple[dict[str, Any], Column]]:
+    """4 rules per pair of columns (not_null, range, allowed_values, regex): as the contract states each,
+    and as the violation condition a hand-written pass would count."""
+    out: list[tuple[dict[str, Any], Column]] = []
+    for i in range(pairs):
+        n, c = F.col(f"n{i}"), F.col(f"c{i}")
+        out += [({"type": "not_null", "name": f"n{i}_not_null", "column": f"n{i}"}, n.isNull()),
+                ({"type": "range", "name": f"n{i}_range", "column": f"n{i}", "min": 0, "max": 1000},
+                 (n < 0) | (n > 1000)),
+                ({"type": "allowed_values", "name": f"c{i}_allowed", "column": f"c{i}", "values": CODES},
+                 ~c.isin(CODES)),
+                ({"type": "regex", "name": f"c{i}_regex", "column": f"c{i}", "pattern": CODE_RE}, ~c.rlike(CODE_RE))]
+    return out
+
+
+def contract(extra: int = 0, pairs: int = 0) -> Contract:
+    """8 rules: 2 not_null, unique, allowed_values, minimum, date format, email regex, row_count (+ extra, and
+    4 per pair of `with_pairs` columns)."""
     rules: list[dict[str, Any]] = [{"type": "row_count", "must_be": ">= 1"}]
-    rules += [rule for rule, _condition in extra_rules(extra)]
+    rules += [rule for rule, _condition in extra_rules(extra) + pair_rules(pairs)]
+    pair_fields = [{"name": f"{kind}{i}", "type": kind_type} for i in range(pairs)
+                   for kind, kind_type in (("n", "double"), ("c", "string"))]
     return Contract.model_validate({
         "contract": {"name": "bench_orders", "version": "1.0.0"},
         "dataset": {"name": "bench.orders"},
@@ -107,19 +156,20 @@ def contract(extra: int = 0) -> Contract:
             {"name": "valor", "type": "double", "minimum": 0},
             {"name": "data_pedido", "type": "string", "format": "date", "date_format": "yyyy-MM-dd"},
             {"name": "email", "type": "string", "pattern": EMAIL_RE},
+            *pair_fields,
         ]},
         "quality": {"on_failure": "quarantine", "rules": rules},
     })
 
 
-def baseline(df: DataFrame, extra: int = 0) -> dict[str, int]:
+def baseline(df: DataFrame, extra: int = 0, pairs: int = 0) -> dict[str, int]:
     """The hand-written pass: one agg of count_if + one groupBy for uniqueness.
 
     The date is checked with the pattern parser, as a user writes it; the engine takes Spark's date cast for
     text shaped yyyy-MM-dd (formats.py), so for that rule this is no longer a lower bound.
     """
     parsed = F.to_date(F.try_to_timestamp(F.col("data_pedido"), F.lit("yyyy-MM-dd")))
-    more = extra_rules(extra)
+    more = extra_rules(extra) + pair_rules(pairs)
     row = df.agg(
         F.count(F.lit(1)),
         F.count_if(F.col("pedido_id").isNull()),
@@ -152,6 +202,17 @@ def ours_split(df: DataFrame, c: Contract, storage: str = "auto") -> dict[str, i
     return {r.name: r.failed_count for r in result.rules if r.failed_count}
 
 
+def kept_bytes(df: DataFrame, c: Contract) -> int:
+    """Bytes the split keeps in Spark's storage (memory + disk) between its pass and its outputs."""
+    spark = df.sparkSession
+    result = evaluate(df, c, mode="split")
+    try:
+        infos = spark.sparkContext._jsc.sc().getRDDStorageInfo()
+        return sum(int(info.memSize()) + int(info.diskSize()) for info in infos)
+    finally:
+        result.release()
+
+
 def timed(ways: dict[str, Callable[[], Any]], repeat: int,
           warmup: int) -> tuple[dict[str, list[float]], dict[str, Any]]:
     """Seconds per way in each of `repeat` rounds (after `warmup` untimed rounds), and each way's answer.
@@ -179,24 +240,90 @@ def paired(times: dict[str, list[float]], way: str, base: str) -> float:
     return round(statistics.median(a / b for a, b in zip(times[way], times[base])), 3)
 
 
+def session(master: str, memory: str | None, jvm_flag: bool) -> SparkSession:
+    """The benchmark's session; `memory` None keeps Spark's default driver memory (1g)."""
+    builder = (
+        SparkSession.builder.master(master).appName("bench-checks")
+        .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "8").config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.ansi.enabled", "true")
+        .config("spark.sql.legacy.timeParserPolicy", "CORRECTED")  # Spark 4's default; 3.5's is EXCEPTION
+    )
+    if memory:
+        builder = builder.config("spark.driver.memory", memory)
+    if jvm_flag:
+        builder = builder.config("spark.driver.extraJavaOptions", HUGE_METHODS_FLAG)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def wide(args: argparse.Namespace) -> dict[str, Any]:
+    """`--wide N`: the 8 rules plus N pairs of columns with 4 rules each, read from parquet, against the
+    hand-written single aggregate over the same rules; at `--rows` and 4x that."""
+    spark = session(args.master, args.memory, args.jvm_flag)
+    c = contract(pairs=args.wide)
+    out: dict[str, Any] = {"rows": args.rows, "rules": len(c.check_rules()), "pairs": args.wide,
+                           "columns": 6 + 2 * args.wide, "repeat": args.repeat, "warmup": args.warmup,
+                           "master": args.master, "driver_memory": args.memory or "default (1g)",
+                           "jvm_flag": HUGE_METHODS_FLAG if args.jvm_flag else None, "runs": {}}
+    sizes = [args.rows] if args.skip_rows_4x else [args.rows, 4 * args.rows]
+    with tempfile.TemporaryDirectory(prefix="bench-wide-") as tmp:
+        for rows in sizes:
+            path = f"{tmp}/rows{rows}"
+            orders = generate(spark, rows)
+            with_pairs(orders, args.wide).write.parquet(path)
+            orders.unpersist()
+            df = spark.read.parquet(path)
+            times, answers = timed({"baseline": lambda: baseline(df, pairs=args.wide),
+                                    "counts": lambda: ours_counts(df, c),
+                                    "split": lambda: ours_split(df, c)}, args.repeat, args.warmup)
+            assert answers["counts"] == answers["split"], "counts and split disagree"
+            base = answers["baseline"]
+            assert all(answers["counts"].get(rule["name"], 0) == base[rule["name"]]
+                       for rule, _c in pair_rules(args.wide)), "the engine and the hand-written pass disagree"
+            out["runs"][str(rows)] = {
+                "kept_mb_per_million_rows": round(kept_bytes(df, c) / rows, 3),  # bytes per row = MB per 1M rows
+                "seconds": {name: round(statistics.median(t), 3) for name, t in times.items()},
+                "ratios": {"counts_vs_baseline": paired(times, "counts", "baseline"),
+                           "split_vs_baseline": paired(times, "split", "baseline")},
+                "rounds": {name: [round(x, 3) for x in t] for name, t in times.items()},
+            }
+            print(json.dumps({"rows": rows, **out["runs"][str(rows)]}), file=sys.stderr, flush=True)  # progress
+    if len(sizes) == 2:
+        one, four = (out["runs"][str(n)]["seconds"] for n in sizes)
+        out["rows_4x"] = {name: round(four[name] / one[name], 3) for name in one}
+    out["targets"] = WIDE_TARGETS
+    first = out["runs"][str(args.rows)]["ratios"]
+    out["met"] = {"counts_vs_baseline": first["counts_vs_baseline"] <= WIDE_TARGETS["counts_vs_baseline"],
+                  "split_vs_baseline": first["split_vs_baseline"] <= WIDE_TARGETS["split_vs_baseline"],
+                  "rows_4x": None if "rows_4x" not in out else
+                  max(out["rows_4x"]["counts"], out["rows_4x"]["split"]) <= WIDE_TARGETS["rows_4x"]}
+    spark.stop()
+    return out
+
+
 def main() -> None:
     """Run the benchmark and print JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=2_000_000)
-    parser.add_argument("--repeat", type=int, default=5, help="timed rounds")
-    parser.add_argument("--warmup", type=int, default=2, help="untimed rounds first (JIT, caches)")
+    parser.add_argument("--rows", type=int, default=None, help="rows (default 2M; 1M with --wide)")
+    parser.add_argument("--repeat", type=int, default=None, help="timed rounds (default 5; 3 with --wide)")
+    parser.add_argument("--warmup", type=int, default=None, help="untimed rounds first (default 2; 1 with --wide)")
     parser.add_argument("--master", default="local[2]")
-    parser.add_argument("--memory", default="6g")
+    parser.add_argument("--memory", default=None, help="driver memory (default 6g; Spark's 1g with --wide)")
     parser.add_argument("--skip-rows-4x", action="store_true", help="skip the 4x-rows scaling run (quick check)")
+    parser.add_argument("--wide", type=int, metavar="N", default=None,
+                        help="N pairs of columns with 4 rules each (not-null, range, allowed values, regex)")
+    parser.add_argument("--jvm-flag", action="store_true", help=f"start the driver with {HUGE_METHODS_FLAG}")
     args = parser.parse_args()
-    spark = (
-        SparkSession.builder.master(args.master).appName("bench-checks")
-        .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.memory", args.memory)
-        .config("spark.sql.shuffle.partitions", "8").config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.ansi.enabled", "true").getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+    is_wide = args.wide is not None
+    args.rows = args.rows or (1_000_000 if is_wide else 2_000_000)
+    args.repeat = args.repeat if args.repeat is not None else (3 if is_wide else 5)
+    args.warmup = args.warmup if args.warmup is not None else (1 if is_wide else 2)
+    if is_wide:
+        print(json.dumps(wide(args), indent=2, allow_nan=False))
+        return
+    spark = session(args.master, args.memory or "6g", args.jvm_flag)
     c8, c40 = contract(), contract(extra=32)
     out: dict[str, Any] = {"rows": args.rows, "rules": 8, "repeat": args.repeat, "warmup": args.warmup,
                            "master": args.master}

@@ -27,7 +27,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from dq_governance.checks import formats
+from dq_governance.checks import compat, formats
 from dq_governance.identifiers import quote_identifier
 from dq_governance.masking import detect
 from dq_governance.masking.proposals import PROPOSALS
@@ -140,12 +140,14 @@ def profile(df: DataFrame, *, source: str = "", approx_distinct: bool | None = N
         values = F.collect_set(text if not approx_distinct else F.when(F.length(text) <= MAX_VALUE_LENGTH, text))
         add("distinct", F.approx_count_distinct(text, 0.02) if approx_distinct else F.size(values))
         if is_text:
-            add("long", F.count_if(text.rlike(_INTEGER) & text.try_cast("long").isNotNull()))
+            # `text` is null for blank values; the trimmed SQL text counts alike, as '' matches none of the regexes
+            trimmed = f"trim({quote_identifier(struct.name)})"
+            add("long", F.count_if(text.rlike(_INTEGER) & compat.try_cast(trimmed, "long").isNotNull()))
             add("decimal", F.count_if(text.rlike(_PLAIN_NUMBER)))
             add("date", F.count_if(text.rlike(_ISO_DATE) & formats.parse_date(text, "yyyy-MM-dd").isNotNull()))
-            add("timestamp", F.count_if(text.rlike(_ISO_TIMESTAMP) & text.try_cast("timestamp").isNotNull()))
+            add("timestamp", F.count_if(text.rlike(_ISO_TIMESTAMP) & compat.try_cast(trimmed, "timestamp").isNotNull()))
             add("boolean", F.count_if(F.lower(text).isin("true", "false")))
-            number = F.when(text.rlike(_PLAIN_NUMBER), text.try_cast("double"))
+            number = F.when(text.rlike(_PLAIN_NUMBER), compat.try_cast(trimmed, "double"))
             add("scale", F.max(F.length(F.regexp_extract(text, r"^[+-]?[0-9]+\.([0-9]+)$", 1))))
             add("int_digits", F.max(F.length(F.regexp_extract(text, r"^[+-]?([0-9]+)", 1))))
             add("min_length", F.min(F.length(text)))

@@ -20,6 +20,11 @@ Uniqueness: within a batch it is exact (the engine's unique rules). Across batch
   .dropDuplicatesWithinWatermark(["id"])`. Spark keeps keys for the watermark delay only, and drops
   (does not quarantine) later duplicates.
 
+Spark Connect: the server runs `foreachBatch` in a Python worker of its own (it needs `PYSPARK_PYTHON` with
+pyspark's Connect dependencies and dq_governance importable, e.g. through `PYTHONPATH`), so the client's
+`StreamCheck` never sees the batches in memory. There each batch's entry is also written to
+`<checkpoint>/dq_batches/` (one small JSON dataset per entry) and `StreamCheck.batches` reads it back.
+
 Lineage: one OpenLineage run for the streaming query (its run id derived from the checkpoint); every
 micro-batch emits one RUNNING event carrying that batch's quality facets (assertions, metrics, outputs,
 and the `dqgov_microBatch` run facet with the batch id); `StreamCheck.stop()` emits COMPLETE.
@@ -27,7 +32,9 @@ and the `dqgov_microBatch` run facet with the batch id); `StreamCheck.stop()` em
 
 from __future__ import annotations
 
+import json
 import logging
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +44,7 @@ import attr
 from openlineage.client.generated.base import RunFacet
 
 from dq_governance.lineage.emit import LineageEmitter
+from dq_governance.session import is_connect, mark, path_exists
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +74,20 @@ class _BatchEmitter(LineageEmitter):
 
     batch_facet: MicroBatchRunFacet | None = None
 
+    lineage_spec: str | None = None  # the `lineage` argument: rebuilds the OpenLineage client after pickling
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Connect pickles the checker (and this emitter) into the server's worker. The client session stays
+        # here (each batch hands the emitter its own, see _BatchChecker.__call__), and so does the OpenLineage
+        # client: its transport's config does not survive pickling, so the worker builds its own from the spec.
+        return {**self.__dict__, "spark": None, "client": None}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        from dq_governance.lineage.emit import make_client
+
+        self.__dict__.update(state)
+        self.client = make_client(self.lineage_spec)
+
     def _run_facets(self, extra: Any = None) -> dict[str, Any]:
         facets = super()._run_facets(extra)
         if self.batch_facet is not None:
@@ -83,14 +105,30 @@ class _BatchEmitter(LineageEmitter):
             self.batch_facet = None
 
 
+BATCH_LOG = "dq_batches"
+
+
 @dataclass
 class StreamCheck:
     """A running checked stream: the Spark query, the per-batch function, and what each batch did."""
 
     query: Any
     process_batch: Any  # (batch_df, batch_id) -> None; what foreachBatch calls
-    batches: list[dict[str, Any]] = field(default_factory=list)
+    recorded: list[dict[str, Any]] = field(default_factory=list)
     emitter: _BatchEmitter | None = None
+    batch_log: str | None = None  # Connect: where the batch entries are written (see the module doc)
+    spark: Any = None  # Connect: the client session that reads batch_log
+
+    def __getstate__(self) -> dict[str, Any]:
+        # foreachBatch on Connect pickles the checker with its handle: a client session cannot travel
+        return {**self.__dict__, "spark": None, "query": None}
+
+    @property
+    def batches(self) -> list[dict[str, Any]]:
+        """What each processed batch did, in order: from memory (classic) or from `batch_log` (Connect)."""
+        if self.batch_log is None or self.spark is None:
+            return self.recorded
+        return read_batch_log(self.spark, self.batch_log)
 
     def await_termination(self, timeout: float | None = None) -> Any:
         """Wait for the query (e.g. with trigger availableNow); re-raises a batch's error."""
@@ -139,6 +177,8 @@ def check_stream(
                             checkpoint=checkpoint, key_table=key_table, pipeline=pipeline, source=source,
                             mask=mask, stream_key=stream_key)
     handle = StreamCheck(query=None, process_batch=checker)
+    if is_connect(spark):
+        handle.batch_log, handle.spark = checker.batch_log(), spark
     checker.handle = handle
     if lineage is not None and str(lineage).lower() != "none":
         from dq_governance.lineage.emit import build_emitter
@@ -148,6 +188,7 @@ def check_stream(
         if base is not None:
             emitter = _BatchEmitter.__new__(_BatchEmitter)
             emitter.__dict__.update(base.__dict__)  # same client and identity, plus the batch facet
+            emitter.lineage_spec = lineage
             from dq_governance.api import _input_identity
 
             emitter.input = emitter._input_identity(*_input_identity(source, resolved))
@@ -188,17 +229,19 @@ class _BatchChecker:
         """The commit marker of a batch."""
         return f"{self.checkpoint.rstrip('/')}/dq_commits/batch={int(batch_id)}"
 
+    def batch_log(self) -> str:
+        """Where batch entries are written on Connect."""
+        return f"{self.checkpoint.rstrip('/')}/{BATCH_LOG}"
+
     def __call__(self, batch_df: Any, batch_id: int) -> None:
         from pyspark.sql import functions as F
 
         from dq_governance.api import _masking_state, _publish, check
-        from dq_governance.publish.writer import _Fs
 
         spark = batch_df.sparkSession
-        fs = _Fs(spark, self.marker(batch_id))
-        if fs.exists(self.marker(batch_id)):
+        if path_exists(spark, self.marker(batch_id)):
             log.info("%s: batch %s already committed; skipped (replay)", self.pipeline, batch_id)
-            self._record(batch_id, None, skipped=True)
+            self._record(spark, batch_id, None, skipped=True)
             return
         run_id = batch_run_id(self.stream_key, batch_id)
         df = batch_df.withColumn(BATCH_COL, F.lit(int(batch_id)).cast("long"))
@@ -222,10 +265,11 @@ class _BatchChecker:
                 from dq_governance.publish.report import write_report
 
                 write_report(spark, result.report_rows(), self.report)
-            fs.mkdirs(self.marker(batch_id))  # committed: a replay of this batch id is now a no-op
-            self._record(batch_id, result, outputs=result.outputs)
+            mark(spark, self.marker(batch_id))  # committed: a replay of this batch id is now a no-op
+            self._record(spark, batch_id, result, outputs=result.outputs)
             emitter = self.handle.emitter if self.handle else None
             if emitter is not None:
+                emitter.spark = emitter.spark or spark  # None after pickling into a Connect worker
                 emitter.running(result, outputs, MicroBatchRunFacet(
                     batchId=int(batch_id), checkRunId=run_id, totalRows=result.total_rows,
                     validRows=result.valid_rows))
@@ -243,13 +287,12 @@ class _BatchChecker:
         from pyspark.sql import functions as F
 
         from dq_governance.contracts.model import ExpressionRule
-        from dq_governance.publish.writer import _Fs
 
         spark = df.sparkSession
         rules = []
         for index, (name, columns) in enumerate(self.unique_keys):
             where = self._keys_dir(name)
-            if not _Fs(spark, where).exists(where):
+            if not path_exists(spark, where):
                 continue
             known = (spark.read.option("basePath", where).parquet(where)
                      .where(F.col(BATCH_COL) != int(batch_id)).drop(BATCH_COL).distinct())
@@ -279,7 +322,7 @@ class _BatchChecker:
             keys = keys.withColumn(BATCH_COL, F.lit(int(batch_id)).cast("long"))
             replace_partitions(keys.coalesce(1), self._keys_dir(name), [BATCH_COL], run_id=f"keys{int(batch_id)}")
 
-    def _record(self, batch_id: int, result: Any, *, skipped: bool = False,
+    def _record(self, spark: Any, batch_id: int, result: Any, *, skipped: bool = False,
                 outputs: list[dict[str, Any]] | None = None) -> None:
         if self.handle is None:
             return
@@ -288,7 +331,24 @@ class _BatchChecker:
             entry.update({"run_id": result.run_id, "total_rows": result.total_rows, "valid_rows": result.valid_rows,
                           "invalid_rows": result.invalid_rows, "status": result.status,
                           "published": result.published, "outputs": outputs or []})
-        self.handle.batches.append(entry)
+        self.handle.recorded.append(entry)
+        if is_connect(spark):  # this may run in the server's worker: the client reads the durable copy
+            write_batch_entry(spark, self.batch_log(), entry)
+
+
+def write_batch_entry(spark: Any, log_dir: str, entry: dict[str, Any]) -> None:
+    """Write one batch entry as its own small JSON dataset under `log_dir` (ordered by its name)."""
+    name = f"{log_dir.rstrip('/')}/seq={time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
+    text = json.dumps(entry, default=str, sort_keys=True)
+    spark.createDataFrame([(text,)], "entry string").coalesce(1).write.mode("overwrite").text(name)
+
+
+def read_batch_log(spark: Any, log_dir: str) -> list[dict[str, Any]]:
+    """The batch entries under `log_dir`, oldest first ([] when none was written)."""
+    if not path_exists(spark, log_dir):
+        return []
+    rows = spark.read.text(log_dir).select("seq", "value").collect()
+    return [json.loads(row["value"]) for row in sorted(rows, key=lambda r: str(r["seq"]))]
 
 
 def _absolute(path: str) -> str:

@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 
 from dq_governance.checks.result import CheckResult, RuleResult
 from dq_governance.contracts.model import Contract
-from dq_governance.publish.gate import decide
+from dq_governance.checks.gate import decide
 
 RAW = [
     ("1", "10.00", [], []),
@@ -64,7 +64,7 @@ def rules() -> list[RuleResult]:
 
 def result(spark, on_failure: str = "quarantine", *, run_id: str = "run-1", rows=RAW,
            minimum_valid_ratio: float | None = None) -> CheckResult:
-    """A CheckResult shaped like the engine's, gate decided by publish.gate."""
+    """A CheckResult shaped like the engine's, gate decided by checks.gate."""
     from pyspark.sql import functions as F
 
     annotated = spark.createDataFrame(rows, RAW_SCHEMA).persist()

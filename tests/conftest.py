@@ -13,6 +13,21 @@ REPO = Path(__file__).resolve().parent.parent
 CONTRACTS = REPO / "contracts"
 DATA = REPO / "examples" / "data"
 
+# tests/connect/ runs against a Spark Connect server in a pytest process of its own (`make test-connect`):
+# a Connect session sets a process-wide flag after which this process's local[2] session cannot start.
+collect_ignore = [] if os.environ.get("DQGOV_CONNECT") == "1" else ["connect"]
+
+MARKERS = {
+    "cluster": "runs tests/cluster_job.py on local-cluster[2,1,1024] (two executor JVMs; about a minute)",
+    "connect": "needs a Spark Connect server (tests/connect/, only with DQGOV_CONNECT=1)",
+}
+
+
+def pytest_configure(config):
+    """Register this suite's markers (pyproject.toml keeps the base ones)."""
+    for name, text in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {text}")
+
 
 @pytest.fixture(scope="session")
 def repo() -> Path:
@@ -28,6 +43,7 @@ def spark():
     """
     from pyspark.sql import SparkSession
 
+    from dq_governance.checks import compat
     from dq_governance.lineage.spark import with_extension_jar
 
     builder = SparkSession.builder
@@ -42,6 +58,8 @@ def spark():
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.memory", "2g")
         .config("spark.sql.ansi.enabled", "true")
+        # Spark 4's default, which the date rules need (Spark 3.5's EXCEPTION aborts the pass; dqgov sets it too)
+        .config(compat.TIME_PARSER_POLICY_KEY, compat.TIME_PARSER_POLICY)
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")

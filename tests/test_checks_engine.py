@@ -82,7 +82,8 @@ def test_warn_severity_and_warn_action_do_not_invalidate(spark):
         result.release()
 
 
-@pytest.mark.parametrize("storage, kept_columns", [("packed", ["__dq_row", "__dq_bits0"]), ("cache", None)])
+@pytest.mark.parametrize("storage, kept_columns", [("packed", ["__dq_row", "__dq_bits0", "__dq_valid"]),
+                                                   ("cache", None)])
 def test_split_reads_the_kept_rows_not_the_input(spark, storage, kept_columns):
     from dq_governance.checks.engine import evaluate
 
@@ -331,19 +332,3 @@ def test_rule_names_with_quotes_and_backslashes_annotate_rows(spark):
         assert (result.rule(odd).failed_count, result.rule("ünïcode rule").failed_count) == (1, 2)
     finally:
         result.release()
-
-
-def test_many_row_rules_warn_when_the_jvm_will_not_compile_huge_methods(spark, caplog):
-    """Past MANY_ROW_RULES, a session without -XX:-DontCompileHugeMethods gets one warning naming the fix."""
-    from types import SimpleNamespace
-
-    from dq_governance.checks.engine import MANY_ROW_RULES, warn_if_interpreted
-
-    with caplog.at_level("WARNING", logger="dq_governance.checks.engine"):
-        assert warn_if_interpreted(spark, MANY_ROW_RULES, "small") is False
-        assert warn_if_interpreted(spark, MANY_ROW_RULES + 1, "big") is True
-    assert [r.getMessage()[:38] for r in caplog.records] == ["contract big has 41 row rules: Spark's"]
-    assert "-XX:-DontCompileHugeMethods" in caplog.records[0].getMessage()
-    # executor options are static: a session started with them, as its conf reads them back
-    started_with = SimpleNamespace(conf={"spark.executor.extraJavaOptions": "-Xss4m -XX:-DontCompileHugeMethods"})
-    assert warn_if_interpreted(started_with, MANY_ROW_RULES + 1, "big") is False

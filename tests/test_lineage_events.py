@@ -165,7 +165,7 @@ def test_complete_event_carries_the_seed_lab_quality_numbers(seed_events):
     assert {k: v for k, v in contract.items() if not k.startswith("_")} == {
         "name": "orders", "version": "1.0.0", "standard": "native", "enforcement": "blocking",
         "location": "contracts/orders.yaml", "status": "failed", "quality_score": 1 / 7, "valid_rows": 1,
-        "invalid_rows": 6}
+        "invalid_rows": 6, "row_outputs": "split"}
     tests = by_name(complete["run"]["facets"]["test"]["tests"])
     assert tests["pedido_id_unique"]["status"] == "fail" and tests["pedido_id_not_null"]["status"] == "pass"
     assert sorted(n for n, t in tests.items() if t["status"] == "fail") == sorted(SEED_FAILURES)

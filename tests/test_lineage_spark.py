@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,8 @@ from dq_governance.lineage import emit as E
 from dq_governance.lineage import spark as S
 
 REPO = Path(__file__).resolve().parent.parent
+#: The listener's Scala line is the installed pyspark's: 2.12 for Spark 3.5, 2.13 for Spark 4.0.
+SCALA = {"3": "2.12", "4": "2.13"}[version("pyspark")[0]]
 TOKEN = "s3cr3t-token-7f1c9a"
 
 
@@ -120,7 +123,7 @@ def test_spark_jars_packages_replaces_the_local_jar(monkeypatch):
     monkeypatch.setattr(S, "jar_candidates", lambda: [])
     b, run_id = S.configure(builder(), lineage="console", conf={"spark.jars.packages": S.MAVEN_COORDINATES})
     assert run_id is not None and "spark.jars" not in b._options
-    assert b._options["spark.jars.packages"] == "io.openlineage:openlineage-spark_2.13:1.53.0"
+    assert b._options["spark.jars.packages"] == f"io.openlineage:openlineage-spark_{SCALA}:1.53.0"
 
 
 def test_extension_jar_joins_spark_jars_with_or_without_the_listener(fake_jar, tmp_path, monkeypatch):
@@ -203,7 +206,7 @@ def test_listener_conf_cli_prints_spark_defaults_and_submit_flags_without_the_to
     lines = out.splitlines()
     for expected in (
         "spark.extraListeners io.openlineage.spark.agent.OpenLineageSparkListener",
-        "spark.jars.packages io.openlineage:openlineage-spark_2.13:1.53.0",
+        f"spark.jars.packages io.openlineage:openlineage-spark_{SCALA}:1.53.0",
         "spark.openlineage.transport.type http",
         "spark.openlineage.transport.url https://gms.example:8080",
         "spark.openlineage.transport.endpoint /openapi/openlineage/api/v1/lineage",
@@ -234,3 +237,12 @@ def test_sessions_let_the_jit_compile_large_generated_methods():
                                  "spark.executor.extraJavaOptions": "-XX:+DontCompileHugeMethods"})
     assert own["spark.driver.extraJavaOptions"].count("DontCompileHugeMethods") == 1
     assert own["spark.executor.extraJavaOptions"] == "-XX:+DontCompileHugeMethods"
+
+
+def test_sessions_parse_dates_with_the_corrected_policy_unless_the_caller_chose():
+    """Spark 3.5 defaults to EXCEPTION, which date rules refuse (compat.check_time_parser): dqgov says CORRECTED."""
+    from dq_governance.lineage.spark import _with_driver_defaults
+
+    assert _with_driver_defaults({})["spark.sql.legacy.timeParserPolicy"] == "CORRECTED"
+    assert _with_driver_defaults({"spark.sql.legacy.timeParserPolicy": "LEGACY"})[
+        "spark.sql.legacy.timeParserPolicy"] == "LEGACY"

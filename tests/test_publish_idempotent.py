@@ -17,6 +17,7 @@ from dq_governance.errors import ConfigError
 from dq_governance.publish import writer
 from dq_governance.publish.report import read_history
 from dq_governance.publish.writer import Output, retry_tag, stage
+from dq_governance.session import HadoopFs  # the Hadoop FileSystem calls moved from writer._Fs
 
 pytestmark = pytest.mark.spark
 
@@ -169,7 +170,7 @@ def test_a_crashed_retry_never_shows_a_row_twice(spark, tmp_path, monkeypatch, c
     stage(rows, out, run_id="R", pipeline="p").promote()
     stage(spark.createDataFrame([(9, "other")], "id long, v string"), out, run_id="S", pipeline="p").promote()
 
-    real, moved = writer._Fs.rename, []
+    real, moved = HadoopFs.rename, []
 
     def dies(fs, src, dst):
         if len(moved) == crash_at:
@@ -180,7 +181,7 @@ def test_a_crashed_retry_never_shows_a_row_twice(spark, tmp_path, monkeypatch, c
     retry = stage(rows, out, run_id="R", pipeline="p")
     assert retry.rows == 4 and len([p for p in (tmp_path / ".dqgov-staging-R" / "t").iterdir()
                                     if p.suffix == ".parquet"]) == 2
-    monkeypatch.setattr(writer._Fs, "rename", dies)
+    monkeypatch.setattr(HadoopFs, "rename", dies)
     with pytest.raises(RuntimeError, match="simulated crash"):
         retry.promote()
     monkeypatch.undo()

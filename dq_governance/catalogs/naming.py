@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 
-from dq_governance.contracts.diagnostics import did_you_mean
+from dq_governance.contracts.hints import did_you_mean
 from dq_governance.contracts.model import CATALOG_HINTS, Contract
 from dq_governance.errors import ConfigError, ContractError
 

@@ -6,7 +6,6 @@ a null or blank text value is not a type violation (`required` handles it).
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 from pyspark.sql import Column
@@ -20,9 +19,9 @@ from pyspark.sql.types import (
     StructType,
     TimestampNTZType,
     TimestampType,
-    _parse_datatype_string,
 )
 
+from dq_governance.checks import compat
 from dq_governance.checks.formats import parse_date, parse_timestamp
 from dq_governance.errors import ContractError
 
@@ -47,16 +46,10 @@ class Conversion:
 def parse_type(type_text: str, where: str = "type") -> DataType:
     """The Spark DataType of a contract type string such as `long` or `decimal(12,2)`."""
     try:
-        return _parsed_type(type_text)
+        return compat.parse_type(type_text)
     except Exception as exc:  # pyspark raises several parse error classes
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ContractError(f"invalid Spark type {type_text!r}: {first}", field=where) from None
-
-
-@functools.lru_cache(maxsize=256)
-def _parsed_type(type_text: str) -> DataType:
-    # Parsing goes through the JVM (a few py4j round trips); a run asks for the same few types again and again.
-    return _parse_datatype_string(type_text)
 
 
 def same_type(left: DataType, right: DataType) -> bool:
@@ -64,20 +57,22 @@ def same_type(left: DataType, right: DataType) -> bool:
     return left.simpleString() == right.simpleString()
 
 
-def convert(raw: Column, raw_type: DataType, declared: DataType, date_format: str | None = None) -> Conversion:
-    """The typed value of a raw column, and whether converting it can fail."""
+def convert(
+    raw: str | Column, raw_type: DataType, declared: DataType, date_format: str | None = None
+) -> Conversion:
+    """The typed value of a raw column (SQL text such as a quoted name, or a Column), and whether it can fail."""
     if same_type(raw_type, declared):
-        return Conversion(raw, can_fail=False, text_source=False, changes=False)
+        return Conversion(compat.column(raw), can_fail=False, text_source=False, changes=False)
     if isinstance(declared, StringType):
-        return Conversion(raw.cast("string"), can_fail=False, text_source=False)
+        return Conversion(compat.column(raw).cast("string"), can_fail=False, text_source=False)
     if not isinstance(raw_type, StringType):
-        return Conversion(raw.try_cast(declared), can_fail=True, text_source=False)
+        return Conversion(compat.try_cast(raw, declared), can_fail=True, text_source=False)
     if isinstance(declared, DateType):
         typed = parse_date(raw, date_format)
     elif isinstance(declared, (TimestampType, TimestampNTZType)):
         typed = parse_timestamp(raw, date_format).cast(declared)
     elif isinstance(declared, (ArrayType, MapType, StructType)):
-        typed = F.from_json(raw, declared, {"mode": "PERMISSIVE"})
+        typed = F.from_json(compat.column(raw), declared, {"mode": "PERMISSIVE"})
     else:
-        typed = raw.try_cast(declared)
+        typed = compat.try_cast(raw, declared)
     return Conversion(typed, can_fail=True, text_source=True)

@@ -33,7 +33,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, DateType, NumericType, StructType, TimestampNTZType, TimestampType
 
-from dq_governance.checks import casting
+from dq_governance.checks import casting, compat
 from dq_governance.checks.materialize import Kept, count_rows, keep, persist_for_run, resolve_storage
 from dq_governance.checks.registry import (
     DEFAULT_DIMENSIONS,
@@ -44,23 +44,22 @@ from dq_governance.checks.registry import (
     builder_for,
     status_of,
 )
+from dq_governance.checks.columns import ERRORS_COL, WARNINGS_COL
 from dq_governance.checks.result import CheckResult, ColumnMetrics, RuleResult
 from dq_governance.contracts.model import Contract, ReferenceSpec
 from dq_governance.errors import ConfigError, ContractError, InputDataError
 from dq_governance.identifiers import quote_identifier
-from dq_governance.publish.gate import decide
+from dq_governance.checks.gate import decide
 
 log = logging.getLogger(__name__)
 
-ERRORS_COL = "_dq_errors"
-WARNINGS_COL = "_dq_warnings"
+VALID_COL = "__dq_valid"
 MODES = ("split", "counts")
 #: duplicated-key sets up to this many keys are broadcast to the main pass (no shuffle of the input)
 BROADCAST_DUPLICATE_KEYS = 2_000_000
-#: row rules from which Spark's generated per-row method may pass the 8,000 bytes of bytecode above which the
-#: JVM never compiles a method (measured: 72 rules ran about 6 times slower than 40; dqgov sessions lift it)
-MANY_ROW_RULES = 40
-_METRIC_SQL = {"null_count": "count_if({} IS NULL)", "min": "min({})", "max": "max({})", "sum": "sum({})"}
+#: how much of one generated method a rule's condition takes, in units of a column's null test (see _BitLayout);
+#: other rule types weigh 2
+_WEIGHTS = {"format": 8, "expression": 4, "invalid_count": 4, "invalid_percent": 4, "length": 3}
 _VIEW_RE = re.compile(r"(?<![\w`])_validation_df(?!\w)")
 _PLAIN_TEXT = re.compile(r"[\w .:/-]*")
 
@@ -173,6 +172,12 @@ class BuildContext:
         """The typed value of a column (contract columns are cast; others as read)."""
         return q(name) if name in self._columns else F.col(name)
 
+    def sql(self, name: str) -> str:
+        """`col(name)` as SQL text: a top-level name quoted whole, else a path of quoted parts."""
+        if name in self._columns:
+            return quote_identifier(name)
+        return ".".join(map(quote_identifier, name.split(".")))
+
     def absent(self, name: str) -> Column:
         """True where the column has no value: null, or blank text for a converted text column.
 
@@ -201,14 +206,14 @@ class BuildContext:
         dtype = self.dtype(name)
         if isinstance(dtype, (NumericType, DateType, TimestampType, TimestampNTZType)):
             return self.col(name)
-        return self.col(name).try_cast("double")
+        return compat.try_cast(self.sql(name), "double")
 
     def temporal(self, name: str) -> Column:
         """The column as a date or timestamp: typed date / timestamp columns as they are, text through try_cast."""
         dtype = self.dtype(name)
         if isinstance(dtype, (DateType, TimestampType, TimestampNTZType)):
             return self.col(name)
-        return self.col(name).try_cast("timestamp")
+        return compat.try_cast(self.sql(name), "timestamp")
 
     def timestamp(self, name: str) -> Column:
         """The column as a timestamp (dates at midnight, text through try_cast)."""
@@ -217,7 +222,7 @@ class BuildContext:
             return self.col(name)
         if isinstance(dtype, DateType):
             return self.col(name).cast("timestamp")
-        return self.col(name).try_cast("timestamp")
+        return compat.try_cast(self.sql(name), "timestamp")
 
     def expr(self, text: str, rule_name: str) -> Column:
         """A SQL expression over the typed columns; a bad one is a one-line ContractError (see check_expressions)."""
@@ -244,11 +249,12 @@ class BuildContext:
         if not pending:
             return
         try:
-            self.stage.withColumns({f"__dq_e{i}": self._expressions[text] for i, text in enumerate(pending)})
+            # `.schema`: a Spark Connect session analyses only when asked (a classic one at withColumns)
+            _ = self.stage.withColumns({f"__dq_e{i}": self._expressions[text] for i, text in enumerate(pending)}).schema
         except Exception as together:
             for text, rule_name in pending.items():  # which one: only on this error path, one analysis each
                 try:
-                    self.stage.withColumns({"__dq_e": self._expressions[text]})
+                    _ = self.stage.withColumns({"__dq_e": self._expressions[text]}).schema
                 except Exception as exc:
                     raise _invalid_expression(rule_name, text, exc) from None
             raise ContractError(f"rule expressions do not resolve together: {_first_line(together)}") from None
@@ -321,9 +327,9 @@ class BuildContext:
             if not isinstance(target, NumericType):
                 target = None
             if target is not None and not casting.same_type(source.schema[column].dataType, target):
-                value = value.try_cast(target)
+                value = compat.try_cast(quote_identifier(column), target)
             elif target is None and not isinstance(source.schema[column].dataType, NumericType):
-                value = value.try_cast("double")
+                value = compat.try_cast(quote_identifier(column), "double")
             sums.append(F.sum(value))
         row = source.agg(F.count(F.lit(1)), *sums).collect()[0]
         out = {"count": row[0]}
@@ -341,14 +347,18 @@ def read_reference(spark: SparkSession, spec: ReferenceSpec) -> DataFrame:
     """A reference / source dataset by table name or path (csv read with header, as strings)."""
     try:
         if spec.table:
-            return spark.table(spec.table)
+            frame = spark.table(spec.table)
+            _ = frame.schema  # analysed here on Spark Connect too, so a missing table is this one-line error
+            return frame
         fmt = (spec.format or spec.path.rsplit(".", 1)[-1]).lower()  # type: ignore[union-attr]
         reader = spark.read
         if fmt == "csv":
             reader = reader.option("header", "true")
         elif fmt == "json":
             reader = reader.option("primitivesAsString", "true")
-        return reader.format(fmt).load(spec.path)
+        frame = reader.format(fmt).load(spec.path)
+        _ = frame.schema
+        return frame
     except Exception as exc:
         raise InputDataError(f"cannot read reference {spec.table or spec.path}: {_first_line(exc)}") from None
 
@@ -387,6 +397,8 @@ def evaluate(
     if previous:  # re-checking annotated data (e.g. a quarantine table): the old annotations are replaced
         df = df.drop(*previous)
 
+    if any(getattr(item, "date_format", None) for item in [*contract.fields, *rules]):
+        compat.check_time_parser(spark)  # before any Spark work: 3.5's default policy aborts the pass instead
     stage, fields = _stage(df, contract)
     ctx = BuildContext(spark, df, stage, fields, uuid.uuid4().hex[:12], volume_history)
     ctx.now, ctx.previous_schema, ctx.contract = now, previous_schema, contract
@@ -401,13 +413,14 @@ def evaluate(
     ctx.check_expressions()
 
     cached: list[DataFrame] = []
+    held: list[Callable[[], None]] = []  # cache settings to restore after the pass (Spark 3.5: persist_for_run)
     try:
-        flagged = _join_flags(ctx, stage, cached)
+        flagged = _join_flags(ctx, stage, cached, held)
     except BaseException:
+        _restore(held)
         for frame in cached:
             frame.unpersist()
         raise
-    layout: _BitLayout | None = None
     keys: list[str] = []
     aggs: list[Column] = []
 
@@ -422,45 +435,31 @@ def evaluate(
             add(f"scope{index}", F.count_if(scope))
         for name, column in plan.aggregates.items():
             add(f"r{index}:{name}", column)
-    metric_columns = _column_metric_aggregates(ctx, contract, add)
-
     kept: Kept | None = None
     row_rules = [(i, rule, v) for i, (rule, _p, v) in enumerate(plans) if v is not None]
-    warn_if_interpreted(spark, len(row_rules), contract.name)
-    # Each condition becomes a named column once; everything built on top of the names is SQL text (one call
-    # to the JVM each, where the same expression from Column operators costs a dozen: most of the driver's
-    # time with 40 rules).
-    flags = {index: f"__dq_v{index}" for index, _rule, _v in row_rules}
-    # One withColumns for all flags: an alias per flag would be one more Column operation each.
-    with_flags = flagged.withColumns({flags[index]: violation for index, _rule, violation in row_rules}) \
-        if flags else flagged
-    if mode == "split":
-        # The kept rows hold the typed columns plus one bit per row rule (a few longs), not arrays of names:
-        # building and caching two arrays for every row cost about a tenth of the split (bench_checks.py).
-        # Names are spelled out only when an output is read, and the valid output never needs them.
-        layout = _BitLayout([(index, rule) for index, rule, _v in row_rules])
-        full = with_flags.selectExpr(*map(quote_identifier, stage.columns), *layout.words(flags))
-        for index, _rule, _v in row_rules:
-            add(f"v{index}", layout.count(index))
-        add("valid", layout.count_valid())
-        measured_frame = full
-    else:
-        # The flags stay columns under the aggregate, so a rule's count and the validity test share one
-        # evaluation of its condition. Never null: the aggregate's generated function takes each nullable
-        # flag as two arguments, and with 40 rules the JIT's optimizing compiler refused a function with
-        # that many ("unsupported incoming calling sequence"), leaving the pass in its first-tier code.
-        non_null = [f"coalesce(`{flag}`, false) AS `{flag}`" for flag in flags.values()]
-        measured_frame = with_flags.selectExpr(*map(quote_identifier, flagged.columns), *non_null)
-        for index in flags:
-            add(f"v{index}", F.expr(f"count_if(`{flags[index]}`)"))
-        errors = [f"`{flags[index]}`" for index, rule, _v in row_rules if blocks(rule)]
-        add("valid", F.expr(f"count_if(NOT ({' OR '.join(errors) or 'false'}))"))
+    layout, conditions, null_flags = _layout(ctx, row_rules)
+    metric_columns = _column_metric_aggregates(ctx, layout, null_flags, add)
+    for index, _rule, _v in row_rules:
+        add(f"v{index}", layout.count(index))
+    add("valid", layout.count_valid())
+    # One withColumns names every condition (one call to the JVM for all, where an alias each would be one
+    # more Column operation each); everything built on the names is SQL text, one call per expression, where
+    # the same from Column operators costs a dozen (most of the driver's time with 40 rules).
+    with_flags = flagged.withColumns(layout.flag_columns(conditions)) if conditions else flagged
+    # The rows as measured: the words (one bit per flag) and the validity column. The split keeps them beside
+    # the typed columns (a few longs, not arrays of names: building and caching two arrays for every row cost
+    # about a tenth of the split); names are spelled out only when an output is read. The counts pass keeps
+    # nothing: the aggregate reads the words and the few columns its metrics name (Spark prunes the rest, so
+    # text columns are never copied out of the scan).
+    passed = stage.columns if mode == "split" else flagged.columns
+    full = with_flags.selectExpr(*map(quote_identifier, passed), *layout.columns())
+    measured_frame = full
     try:
         try:  # THE pass over the input: every count and metric (and in split mode the kept rows)
             if mode == "split":
                 # One `agg` over the kept frame builds it and measures in the same job. observe() riding on
                 # the cache build was tried: with 40 rules on 2M rows it took 95 s against 26 s for this agg.
-                kept = keep(measured_frame, storage, loose=layout.word_names())
+                kept = keep(measured_frame, storage, loose=layout.kept_names(), held=held)
                 cached.append(kept)
                 measured_frame = kept.frame
             row = measured_frame.agg(*aggs).collect()[0]
@@ -478,6 +477,7 @@ def evaluate(
             frame.unpersist()
         raise
     finally:
+        _restore(held)
         ctx.drop_view()
 
     valid_rows = int(values["valid"])
@@ -509,30 +509,17 @@ def evaluate(
         input_schema={f.name: f.dataType.simpleString() for f in df.schema.fields},
         contract=contract,
     )
-    if mode == "split":
+    if mode == "counts":
+        result.row_outputs = "none"
+    else:
         assert kept is not None
-        assert layout is not None
         result.split_storage = kept.storage
-        result.outputs_from(_Outputs.of(layout, fields, df.columns, ctx.user_columns, kept.frame, full).build)
+        named = [(index, rule) for index, rule, _v in row_rules]
+        result.outputs_from(_Outputs.of(layout, named, fields, df.columns, ctx.user_columns, kept.frame, full).build)
     return result
 
 
 # --------------------------------------------------------------------------- steps
-
-
-def warn_if_interpreted(spark: SparkSession, row_rules: int, contract_name: str) -> bool:
-    """Warn (and return True) when this many row rules run on JVMs that never compile huge methods."""
-    if row_rules <= MANY_ROW_RULES:
-        return False
-    options = " ".join(spark.conf.get(key, "") or "" for key in
-                       ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"))
-    if "DontCompileHugeMethods" in options:  # set either way: the user decided
-        return False
-    log.warning("contract %s has %d row rules: Spark's generated per-row code may pass the JVM's 8,000-byte "
-                "compile limit and run interpreted, several times slower; start the session with "
-                "spark.driver.extraJavaOptions and spark.executor.extraJavaOptions -XX:-DontCompileHugeMethods "
-                "(dqgov's own sessions do)", contract_name, row_rules)
-    return True
 
 
 def _require_columns(df: DataFrame, contract: Contract, rules: list[Any], source: str | None) -> None:
@@ -579,7 +566,14 @@ def _stage(df: DataFrame, contract: Contract) -> tuple[DataFrame, dict[str, _Fie
     return (df.select(*columns) if converted else df), fields  # nothing to convert: no projection to analyse
 
 
-def _join_flags(ctx: BuildContext, stage: DataFrame, cached: list[DataFrame]) -> DataFrame:
+def _restore(held: list[Callable[[], None]]) -> None:
+    """Call the held settings' restore functions, last first."""
+    while held:
+        held.pop()()
+
+
+def _join_flags(ctx: BuildContext, stage: DataFrame, cached: list[DataFrame],
+                held: list[Callable[[], None]]) -> DataFrame:
     """Add a marker column per duplicated-key set (aggregation + broadcast join) and per foreign key."""
     flagged = stage
     for (columns, filter_sql), index in ctx.duplicate_sets.items():
@@ -592,7 +586,8 @@ def _join_flags(ctx: BuildContext, stage: DataFrame, cached: list[DataFrame]) ->
             stage.where(present)
             .groupBy(*[ctx.col(c).alias(a) for c, a in zip(columns, aliases)])
             .agg(F.count(F.lit(1)).alias(marker))
-            .where(q(marker) > 1)
+            .where(q(marker) > 1),
+            held,
         )
         cached.append(duplicates)
         found = count_rows(duplicates)  # the one aggregation for this key set
@@ -617,7 +612,7 @@ def _join_flags(ctx: BuildContext, stage: DataFrame, cached: list[DataFrame]) ->
             target = ctx.dtype(column)
             value = q(ref_column)
             if not casting.same_type(ref.schema[ref_column].dataType, target):
-                value = value.try_cast(target)
+                value = compat.try_cast(quote_identifier(ref_column), target)
             keys.append(value.alias(alias))
         present = reduce(lambda a, b: a & b, [q(a).isNotNull() for a in aliases])
         known = ref.select(*keys).where(present).distinct().withColumn(marker, F.lit(True))
@@ -627,64 +622,114 @@ def _join_flags(ctx: BuildContext, stage: DataFrame, cached: list[DataFrame]) ->
 
 
 class _BitLayout:
-    """Row-rule flags packed into long columns, 63 rules a word; error rules also form a mask per word.
+    """Row flags packed into long columns ("words", 63 flags a word) and one validity column, all as SQL text.
 
-    Every expression on the words is SQL text over the flag and word names (see evaluate).
+    A flag is a row rule's violation or a column's null test (for the column metrics); a not_null rule and
+    its column's null test share one flag when they are the same condition.
+
+    Why groups: Spark generates one Java method for a stage's per-row work, and the JVM never compiles a
+    method past 8,000 bytes of bytecode (the pass then runs interpreted, several times slower). Each word is
+    built from groups of at most GROUP_WEIGHT flags, and every group appears twice in the projection: in its
+    word, and in the validity test. Spark's subexpression elimination then moves each group into a method of
+    its own, so the per-row method only calls them and its size grows by a few bytes per group, not by the
+    size of every condition. Measured on 127 row rules (1M rows, 66 columns): the largest generated method
+    was 2.8 KB, against 29.7 KB with the words as plain expressions. The two copies read two names of the
+    same conditions (`__dq_v<n>` and `__dq_w<n>`, see flag_columns): each name is used once, so Spark's
+    optimizer inlines the conditions into the one projection, where one name used twice would keep them in a
+    projection of their own, fused into the per-row method again.
     """
 
     BITS = 63  # bits 0..62: the sign bit stays unused
+    #: the weight of the flags in one group (one method); a null test weighs 1, a rule its _WEIGHTS entry
+    GROUP_WEIGHT = 32
+    #: rules per chunk of the name arrays of the outputs (see arrays)
+    NAME_CHUNK = 32
 
-    def __init__(self, row_rules: list[tuple[int, Any]]):
-        self.rules = row_rules
-        self.slot = {index: (f"__dq_bits{n // self.BITS}", 1 << (n % self.BITS))
-                     for n, (index, _rule) in enumerate(row_rules)}
-        self.error_masks: dict[str, int] = {}
-        for index, rule in row_rules:
-            word, bit = self.slot[index]
-            self.error_masks.setdefault(word, 0)
-            if blocks(rule):
-                self.error_masks[word] |= bit
+    def __init__(self, flags: list[tuple[Any, bool, int]]):
+        """`flags`: (key, blocks, weight) in order; `blocks` marks error flags, which make a row invalid."""
+        self.keys = [key for key, _blocks, _weight in flags]
+        self.slot = {key: (f"__dq_bits{n // self.BITS}", 1 << (n % self.BITS)) for n, key in enumerate(self.keys)}
+        self.position = {key: n for n, key in enumerate(self.keys)}
+        self.groups: list[list[tuple[Any, bool]]] = []
+        weight = 0
+        for n, (key, blocks_rows, w) in enumerate(flags):
+            if not self.groups or n % self.BITS == 0 or weight + w > self.GROUP_WEIGHT:  # a group stays in its word
+                self.groups.append([])
+                weight = 0
+            self.groups[-1].append((key, blocks_rows))
+            weight += w
 
-    def words(self, flags: dict[int, str]) -> list[str]:
-        """SQL of one long column per word: the sum of the bits of the rules the row violates (a null flag is 0)."""
-        terms: dict[str, list[str]] = {}
-        for index, _rule in self.rules:
-            word, bit = self.slot[index]
-            # Bits below 2**31 are int literals: their sum still fits an int, and the first long bit widens it.
-            literal = f"{bit}" if bit < 2**31 else f"{bit}L"
-            terms.setdefault(word, []).append(f"IF(`{flags[index]}`, {literal}, 0)")
-        return [f"CAST({' + '.join(parts)} AS BIGINT) AS `{word}`" for word, parts in terms.items()]
+    def flag_columns(self, conditions: dict[Any, Column]) -> dict[str, Column]:
+        """Each condition under its two names (`__dq_v<n>` for the words, `__dq_w<n>` for the validity test)."""
+        out = {f"__dq_v{self.position[key]}": column for key, column in conditions.items()}
+        out.update({f"__dq_w{self.position[key]}": column for key, column in conditions.items()})
+        return out
+
+    def _group(self, group: list[tuple[Any, bool]], prefix: str) -> str:
+        # A null condition sets no bit. Bitwise or, not +: under ANSI mode + is an overflow-checked call.
+        return "(" + " | ".join(f"IF(`{prefix}{self.position[key]}`, {self.slot[key][1]}L, 0L)"
+                                for key, _blocks in group) + ")"
+
+    def columns(self) -> list[str]:
+        """SQL of the word columns and of `__dq_valid` (true where the row violates no error flag)."""
+        words: dict[str, list[str]] = {}
+        tests = []
+        for group in self.groups:
+            word = self.slot[group[0][0]][0]
+            words.setdefault(word, []).append(self._group(group, "__dq_v"))
+            # Every group is tested, a group of warnings against mask 0: the test is the group's second use.
+            mask = sum(self.slot[key][1] for key, blocks_rows in group if blocks_rows)
+            tests.append(f"({self._group(group, '__dq_w')} & {mask}L) != 0")
+        valid = f"NOT ({' OR '.join(tests)})" if tests else "true"
+        return [f"{' | '.join(parts)} AS `{word}`" for word, parts in words.items()] + [f"{valid} AS {VALID_COL}"]
 
     def word_names(self) -> list[str]:
         """The names of the word columns, in order."""
         return list(dict.fromkeys(word for word, _bit in self.slot.values()))
 
-    def _test(self, index: int) -> str:
-        word, bit = self.slot[index]
+    def kept_names(self) -> list[str]:
+        """The columns the split keeps beside the row: the words and the validity column."""
+        return [*self.word_names(), VALID_COL]
+
+    def test(self, key: Any) -> str:
+        """SQL: true where the row's flag `key` is set."""
+        word, bit = self.slot[key]
         return f"(`{word}` & {bit}L) != 0"
 
-    def count(self, index: int) -> Column:
-        """How many rows violate rule `index` (an aggregate)."""
-        return F.expr(f"count_if({self._test(index)})")
+    def count(self, key: Any) -> Column:
+        """How many rows have flag `key` set (an aggregate)."""
+        return F.expr(f"count_if({self.test(key)})")
 
     def valid(self) -> str:
-        """SQL: true where the row violates no error rule (never null: the words are never null)."""
-        tests = [f"(`{word}` & {mask}L) = 0" for word, mask in self.error_masks.items() if mask]
-        return " AND ".join(tests) or "true"
+        """SQL: true where the row violates no error rule (never null)."""
+        return VALID_COL
 
     def count_valid(self) -> Column:
         """How many rows violate no error rule (an aggregate)."""
-        return F.expr(f"count_if({self.valid()})")
+        return F.expr(f"count_if({VALID_COL})")
 
-    def names(self, errors: bool) -> str:
-        """SQL: array<string> of the error (or warning) rule names the row violates, in contract order."""
-        entries = [f"IF({self._test(index)}, {_sql_string(rule.name)}, '')"
-                   for index, rule in self.rules if blocks(rule) == errors]
-        if not entries:
-            return "CAST(array() AS array<string>)"
-        # array_remove of "" rather than array_compact: array_compact is a lambda (filter) and would switch
-        # off whole-stage code generation for the projection.
-        return f"array_remove(array({', '.join(entries)}), '')"
+    def arrays(self, rules: list[tuple[Any, Any]]) -> tuple[str, str]:
+        """SQL: array<string> of the error and of the warning rule names the row violates, in contract order.
+
+        The names come in chunks of NAME_CHUNK rules, each chunk one array with its error rules first: the
+        error array takes a slice of every chunk and the warning array the rest, so every chunk appears twice
+        and gets a method of its own (see the class docstring; one array entry per rule in the per-row
+        method took 21 KB of bytecode with 127 rules).
+        """
+        errors, warnings = [], []
+        for start in range(0, len(rules), self.NAME_CHUNK):
+            chunk = rules[start:start + self.NAME_CHUNK]
+            ordered = [r for r in chunk if blocks(r[1])] + [r for r in chunk if not blocks(r[1])]
+            first = len([r for r in chunk if blocks(r[1])])
+            names = "array(" + ", ".join(f"IF({self.test(key)}, {_sql_string(rule.name)}, '')"
+                                         for key, rule in ordered) + ")"
+            errors.append(f"slice({names}, 1, {first})")
+            warnings.append(f"slice({names}, {first + 1}, {len(chunk) - first})")
+        empty = "CAST(array() AS array<string>)"
+        # array_remove of "" rather than array_compact: array_compact is a lambda (filter) and would switch off
+        # whole-stage code generation for the projection.
+        return (f"array_remove(concat({', '.join(errors)}), '')" if errors else empty,
+                f"array_remove(concat({', '.join(warnings)}), '')" if warnings else empty)
 
 
 def _sql_string(text: str) -> str:
@@ -708,12 +753,13 @@ class _Outputs:
     typed: list[str]  # the user's columns, typed
 
     @classmethod
-    def of(cls, layout: _BitLayout, fields: dict[str, _Field], input_columns: list[str], user_columns: list[str],
-           kept: DataFrame, unkept: DataFrame) -> _Outputs:
+    def of(cls, layout: _BitLayout, rules: list[tuple[int, Any]], fields: dict[str, _Field], input_columns: list[str],
+           user_columns: list[str], kept: DataFrame, unkept: DataFrame) -> _Outputs:
         """The outputs of one run."""
         raw = [f"{quote_identifier(fields[c].raw_alias)} AS {quote_identifier(c)}"  # type: ignore[arg-type]
                if c in fields and fields[c].raw_alias else quote_identifier(c) for c in input_columns]
-        arrays = [f"{layout.names(errors=True)} AS {ERRORS_COL}", f"{layout.names(errors=False)} AS {WARNINGS_COL}"]
+        errors, warnings = layout.arrays(rules)
+        arrays = [f"{errors} AS {ERRORS_COL}", f"{warnings} AS {WARNINGS_COL}"]
         return cls(kept, unkept, raw, arrays, layout.valid(), [quote_identifier(c) for c in user_columns])
 
     def build(self, name: str, kept: bool) -> DataFrame:
@@ -726,18 +772,43 @@ class _Outputs:
         return frame.selectExpr(*self.raw, *self.arrays)
 
 
-def _column_metric_aggregates(ctx: BuildContext, contract: Contract, add: Any) -> dict[str, list[str]]:
-    """Per contract column: null count (the value count is total - nulls); numeric non-PII columns also
-    min, max, sum. SQL text: one call to the JVM per aggregate."""
+def _layout(ctx: BuildContext, row_rules: list[tuple[int, Any, Column]]) -> tuple[_BitLayout, dict[Any, Column], dict[str, Any]]:
+    """The flags of one pass: each row rule's violation (key: the rule's index) and each contract column's null
+    test (key: "null:<column>", for its null_count), and which flag holds each column's null test.
+
+    A not_null rule on one typed column, without a filter, tests exactly `column IS NULL`: its flag is shared.
+    """
+    flags: list[tuple[Any, bool, int]] = []
+    conditions: dict[Any, Column] = {}
+    null_flags: dict[str, Any] = {}
+    for index, rule, violation in row_rules:
+        flags.append((index, blocks(rule), _WEIGHTS.get(rule.type, 2)))
+        conditions[index] = violation
+        column = rule.target_columns[0] if len(rule.target_columns) == 1 else None
+        if rule.type == "not_null" and not rule.filter and column in ctx.fields and not ctx.fields[column].raw_alias:
+            null_flags.setdefault(column, index)
+    for name in ctx.fields:
+        if name not in null_flags:
+            null_flags[name] = key = f"null:{name}"
+            flags.append((key, False, 1))
+            conditions[key] = F.expr(f"{quote_identifier(name)} IS NULL")  # SQL text: one call to the JVM
+    return _BitLayout(flags), conditions, null_flags
+
+
+def _column_metric_aggregates(ctx: BuildContext, layout: _BitLayout, null_flags: dict[str, Any],
+                              add: Any) -> dict[str, list[str]]:
+    """Per contract column: null count (from its null flag; the value count is total - nulls); numeric non-PII
+    columns also min, max, sum. SQL text: one call to the JVM per aggregate."""
     out: dict[str, list[str]] = {}
     for name, spec in ctx.fields.items():
         metrics = ["null_count"]
+        add(f"cm:{name}:null_count", layout.count(null_flags[name]))
         if isinstance(spec.declared, NumericType) and not spec.pii:
             # Raw values of PII columns never leave in metrics, so no min / max / sum for them.
             metrics += ["min", "max", "sum"]
+            for metric in ("min", "max", "sum"):
+                add(f"cm:{name}:{metric}", F.expr(f"{metric}({quote_identifier(name)})"))
         out[name] = metrics
-        for metric in metrics:
-            add(f"cm:{name}:{metric}", F.expr(_METRIC_SQL[metric].format(quote_identifier(name))))
     return out
 
 

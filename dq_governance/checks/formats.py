@@ -12,6 +12,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, DateType, StringType, TimestampNTZType, TimestampType
 
+from dq_governance.checks import compat
 from dq_governance.errors import ContractError
 
 EMAIL_RE = (
@@ -33,17 +34,17 @@ DEFAULT_DATE_FORMAT = ISO_DATE_FORMAT = "yyyy-MM-dd"
 DEFAULT_TIMESTAMP_FORMAT = "yyyy-MM-dd HH:mm:ss"
 
 
-def _text(col: Column) -> Column:
-    return col.cast("string")
+def _text(col: str | Column) -> Column:
+    return compat.column(col).cast("string")
 
 
-def parse_date(col: Column, date_format: str | None) -> Column:
-    """A string Column parsed as a date with a Spark pattern (null when it does not parse)."""
+def parse_date(col: str | Column, date_format: str | None) -> Column:
+    """A string column (SQL text or Column) parsed as a date with a Spark pattern (null when it does not parse)."""
     if date_format == ISO_DATE_FORMAT:
         return _parse_iso_date(col)
     if date_format:
-        return _parse_date_pattern(col, date_format)
-    return col.try_cast("date")
+        return _parse_date_pattern(compat.column(col), date_format)
+    return compat.try_cast(col, "date")
 
 
 def _parse_date_pattern(col: Column, date_format: str) -> Column:
@@ -51,7 +52,7 @@ def _parse_date_pattern(col: Column, date_format: str) -> Column:
     return F.to_date(F.try_to_timestamp(col, F.lit(date_format)))
 
 
-def _parse_iso_date(col: Column) -> Column:
+def _parse_iso_date(sql: str | Column) -> Column:
     """`yyyy-MM-dd`: Spark's date cast where the text has that shape, the pattern parser for everything else.
 
     The same answer as the pattern alone (tests/test_checks_formats.py compares them on generated strings), at
@@ -60,17 +61,17 @@ def _parse_iso_date(col: Column) -> Column:
     dashes at 5 and 8 converts alike both ways but for one case: the cast trims trailing whitespace and
     stops at a "T", so "2024-01-5 " is a date to it; hence a day below 10 must be written "0d".
     """
-    cast = col.try_cast("date")
+    cast, col = compat.try_cast(sql, "date"), compat.column(sql)
     shaped = (F.length(col) == 10) & (F.locate("-", col, 5) == 5) & (F.locate("-", col, 8) == 8)
     two_digit_day = cast.isNull() | (F.dayofmonth(cast) >= 10) | (F.locate("0", col, 9) == 9)
     return F.when(shaped & two_digit_day, cast).otherwise(_parse_date_pattern(col, ISO_DATE_FORMAT))
 
 
-def parse_timestamp(col: Column, date_format: str | None) -> Column:
-    """A string Column parsed as a timestamp with a Spark pattern (null when it does not parse)."""
+def parse_timestamp(col: str | Column, date_format: str | None) -> Column:
+    """A string column (SQL text or Column) parsed as a timestamp with a Spark pattern (null when it does not parse)."""
     if date_format:
-        return F.try_to_timestamp(col, F.lit(date_format))
-    return col.try_cast("timestamp")
+        return F.try_to_timestamp(compat.column(col), F.lit(date_format))
+    return compat.try_cast(col, "timestamp")
 
 
 def _digit(text: Column, position: int) -> Column:
@@ -90,7 +91,7 @@ def _not_all_same(text: Column) -> Column:
     return ~text.rlike(r"^(.)\1*$")
 
 
-def cpf_valid(col: Column) -> Column:
+def cpf_valid(col: str | Column) -> Column:
     """CPF with or without punctuation, both check digits verified (mod 11)."""
     text = F.trim(_text(col))
     digits = F.regexp_replace(text, r"[.\-]", "")
@@ -109,7 +110,7 @@ def _cnpj_dv(total: Column) -> Column:
     return F.when(rest < 2, F.lit(0)).otherwise(F.lit(11) - rest)
 
 
-def cnpj_valid(col: Column) -> Column:
+def cnpj_valid(col: str | Column) -> Column:
     """CNPJ numeric or alphanumeric (char value = ascii - 48), punctuation optional, both check digits."""
     text = F.upper(F.trim(_text(col)))
     chars = F.regexp_replace(text, r"[./\-]", "")
@@ -123,24 +124,24 @@ def cnpj_valid(col: Column) -> Column:
     )
 
 
-def _regex(pattern: str, trim: bool = False) -> Callable[[Column, str | None], Column]:
-    def build(col: Column, _fmt: str | None) -> Column:
+def _regex(pattern: str, trim: bool = False) -> Callable[[str | Column, str | None], Column]:
+    def build(col: str | Column, _fmt: str | None) -> Column:
         text = F.trim(_text(col)) if trim else _text(col)
         return text.rlike(pattern)
 
     return build
 
 
-def _date(col: Column, date_format: str | None) -> Column:
+def _date(col: str | Column, date_format: str | None) -> Column:
     return parse_date(col, date_format or DEFAULT_DATE_FORMAT).isNotNull()
 
 
-def _timestamp(col: Column, date_format: str | None) -> Column:
+def _timestamp(col: str | Column, date_format: str | None) -> Column:
     return parse_timestamp(col, date_format or DEFAULT_TIMESTAMP_FORMAT).isNotNull()
 
 
-#: format name -> builder(col, date_format) -> boolean Column (true = valid)
-FORMATS: dict[str, Callable[[Column, str | None], Column]] = {
+#: format name -> builder(col as SQL text or Column, date_format) -> boolean Column (true = valid)
+FORMATS: dict[str, Callable[[str | Column, str | None], Column]] = {
     "email": _regex(EMAIL_RE),
     "uuid": _regex(UUID_RE),
     "url": _regex(URL_RE),
@@ -155,13 +156,14 @@ FORMATS: dict[str, Callable[[Column, str | None], Column]] = {
 _TEMPORAL = (DateType, TimestampType, TimestampNTZType)
 
 
-def is_valid(name: str, col: Column, date_format: str | None = None, dtype: DataType | None = None) -> Column:
-    """True where the value has the named format; null where the value is null."""
+def is_valid(name: str, col: str | Column, date_format: str | None = None, dtype: DataType | None = None) -> Column:
+    """True where the value (SQL text or Column) has the named format; null where the value is null."""
     builder = FORMATS.get(name)
     if builder is None:
         raise ContractError(f"unknown format {name!r}; known: {', '.join(sorted(FORMATS))}")
+    sql, col = col, compat.column(col)
     if name in ("date", "timestamp") and isinstance(dtype, _TEMPORAL):
         return F.when(col.isNotNull(), F.lit(True))  # already a typed date/timestamp
     if dtype is not None and not isinstance(dtype, StringType) and name in ("date", "timestamp"):
         return col.cast("string").isNotNull()
-    return F.when(col.isNotNull(), builder(col, date_format))
+    return F.when(col.isNotNull(), builder(sql, date_format))

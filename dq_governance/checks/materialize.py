@@ -23,13 +23,14 @@ rows; the outputs are then rebuilt over the unkept plan (see engine).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from dq_governance.errors import ConfigError
 from dq_governance.identifiers import quote_identifier
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
+    from pyspark.sql.types import DataType, StructType
 
 STORAGES = ("auto", "packed", "cache")
 _RUN_CACHE_SETTINGS = {
@@ -38,6 +39,9 @@ _RUN_CACHE_SETTINGS = {
 }
 _LISTENER_SETTINGS = ("spark.extraListeners", "spark.sql.queryExecutionListeners")
 _PACKED_COLUMN = "__dq_row"
+_BATCH_SIZE = "spark.sql.inMemoryColumnarStorage.batchSize"
+#: bytes of one cache batch, at most (see persist_for_run)
+BATCH_BYTES = 512 << 10
 
 
 class Kept:
@@ -62,19 +66,21 @@ def resolve_storage(storage: str, listeners: bool = False) -> str:
     return storage
 
 
-def keep(frame: DataFrame, storage: str = "auto", loose: Sequence[str] = ()) -> Kept:
+def keep(frame: DataFrame, storage: str = "auto", loose: Sequence[str] = (),
+         held: list[Callable[[], None]] | None = None) -> Kept:
     """Mark `frame` to be kept when it is first computed (no job runs here).
 
-    With "packed", the `loose` columns stay cache columns of their own instead of going into the struct.
+    With "packed", the `loose` columns stay cache columns of their own instead of going into the struct;
+    `held` is persist_for_run's.
     """
     chosen = resolve_storage(storage, _has_listeners(frame))
     if chosen == "cache":
-        persisted = persist_for_run(frame)
+        persisted = persist_for_run(frame, held)
         return Kept(persisted, chosen, persisted)
     packed = [quote_identifier(c) for c in frame.columns if c not in loose]
     kept = [quote_identifier(c) for c in loose]
     # SQL text, two calls to the JVM. The view gives back every column under its own name, in frame's order.
-    persisted = persist_for_run(frame.selectExpr(f"struct({', '.join(packed)}) AS {_PACKED_COLUMN}", *kept))
+    persisted = persist_for_run(frame.selectExpr(f"struct({', '.join(packed)}) AS {_PACKED_COLUMN}", *kept), held)
     unpacked = [quote_identifier(c) if c in loose else f"{_PACKED_COLUMN}.{quote_identifier(c)}"
                 for c in frame.columns]
     return Kept(persisted.selectExpr(*unpacked), chosen, persisted)
@@ -98,7 +104,25 @@ def count_rows(frame: DataFrame) -> int:
     return int(jdf.queryExecution().toRdd().count())
 
 
-def persist_for_run(frame: DataFrame) -> DataFrame:
+def batch_rows(schema: StructType) -> int:
+    """Rows per cache batch for rows of `schema`: BATCH_BYTES of estimated row size, 100 to 10,000 rows."""
+    return max(100, min(10_000, BATCH_BYTES // max(1, _row_bytes(schema))))
+
+
+def _row_bytes(dtype: DataType) -> int:
+    """Estimated bytes of one value in Spark's binary row: 8 per field, plus the text of strings and nesting."""
+    from pyspark.sql.types import ArrayType, BinaryType, MapType, StringType, StructType
+
+    if isinstance(dtype, StructType):
+        return 8 + sum(8 + _row_bytes(f.dataType) for f in dtype.fields)
+    if isinstance(dtype, (StringType, BinaryType)):
+        return 24  # Spark's default size of a string (20 bytes), in whole 8-byte words
+    if isinstance(dtype, (ArrayType, MapType)):
+        return 64
+    return 0
+
+
+def persist_for_run(frame: DataFrame, held: list[Callable[[], None]] | None = None) -> DataFrame:
     """persist(MEMORY_AND_DISK_DESER) with settings fit for a cache that only this run reads.
 
     - column compression off: compressing costs more CPU than it saves for a cache that lives one run.
@@ -108,20 +132,39 @@ def persist_for_run(frame: DataFrame) -> DataFrame:
       land in the few partitions their size needs, not in one per `spark.sql.shuffle.partitions` (200 by
       default) that every later read of the cache schedules as a task.
 
-    Spark reads both from a copy of the session conf taken when `persist` is called (not when the cache is
-    built), so they are set around that call and restored right after (an unset key stays unset).
+    - batches of at most BATCH_BYTES (batch_rows): the cache must spill to disk, not fail, when the rows do
+      not fit in memory, and Spark's memory store only checks what it holds every 16 batches. With its
+      default 10,000 rows a batch of a 66-column row was 8.6 MB: two tasks each held 16 batches (about
+      140 MB) more than they had asked for, and a session with the default 1 GB driver died with
+      `OutOfMemoryError: Java heap space` while building the cache (a heap dump held 826 MB of cache
+      batches, 155 of them of 3.9 MB);
+
+    Spark 4 reads these from a copy of the session conf taken when `persist` is called, so they are set around
+    that call and restored right after (an unset key stays unset). Spark 3.5 reads them when the cache is
+    built (its first action): there, with `held` given, they stay set and the function that restores them is
+    appended to `held`, for the caller to call after that action (in reverse order).
     """
     from pyspark import StorageLevel  # here, so the CLI can read STORAGES without importing Spark
 
+    from dq_governance.checks import compat
+
     conf = frame.sparkSession.conf
-    previous = {key: conf.get(key, None) for key in _RUN_CACHE_SETTINGS}
-    for key, value in _RUN_CACHE_SETTINGS.items():
+    settings = {**_RUN_CACHE_SETTINGS, _BATCH_SIZE: str(batch_rows(frame.schema))}
+    previous = {key: conf.get(key, None) for key in settings}
+    for key, value in settings.items():
         conf.set(key, value)
-    try:
-        return frame.persist(StorageLevel.MEMORY_AND_DISK_DESER)
-    finally:
+
+    def restore() -> None:
         for key, value in previous.items():
             if value is None:
                 conf.unset(key)
             else:
                 conf.set(key, value)
+
+    try:
+        return frame.persist(StorageLevel.MEMORY_AND_DISK_DESER)
+    finally:
+        if held is not None and compat.cache_settings_read_at_build(frame.sparkSession):
+            held.append(restore)
+        else:
+            restore()

@@ -97,6 +97,7 @@ class CheckResult:
     outputs: list[dict[str, Any]] = field(default_factory=list)  # what `run` wrote: kind, location, rows
     cached: list[Any] = field(default_factory=list, repr=False)  # what the engine keeps (`unpersist()` each)
     split_storage: str | None = None  # how a split kept its rows: packed | cache (None in counts mode)
+    row_outputs: str = "split"  # "split": valid / quarantine rows built; "none": a metrics-only check (no rows)
     # builds a split's output by name, over the kept rows (True) or the input again (False); see outputs_from
     output_builder: Callable[[str, bool], Any] | None = field(default=None, repr=False)
     outputs_kept: bool = field(default=False, repr=False)  # outputs built now read the kept rows
@@ -154,7 +155,7 @@ class CheckResult:
 
     def report_rows(self) -> list[dict[str, Any]]:
         """One report-history row per rule (see dq_governance.publish.report)."""
-        from dq_governance.publish.report import report_rows
+        from dq_governance.checks.report_rows import report_rows
 
         return report_rows(self)
 
@@ -175,5 +176,6 @@ class CheckResult:
             "started_at": self.started_at.isoformat(),
             "duration_seconds": self.duration_seconds,
             "split_storage": self.split_storage,
+            "row_outputs": self.row_outputs,
             "rules": [rule.as_dict() for rule in self.rules],
         }

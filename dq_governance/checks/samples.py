@@ -8,13 +8,15 @@ whose masking was explicitly disabled (`masking == "disabled"`, recorded in its 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
-from dq_governance.checks.engine import ERRORS_COL, WARNINGS_COL
-from dq_governance.checks.result import CheckResult
+from dq_governance.checks.columns import ERRORS_COL, WARNINGS_COL
 from dq_governance.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dq_governance.checks.result import CheckResult
 
 
 def failed_sample(

@@ -21,6 +21,29 @@ def _load_commands() -> None:
 
 _load_commands()
 
+#: exception classes that must never reach a user as a traceback: a missing capability of the session
+#: (Spark Connect has no driver JVM) or a py4j / Connect transport failure. Matched by module and name, so
+#: that neither py4j nor the Connect client has to be importable.
+_SPARK_BACKSTOP = {
+    ("pyspark.errors.exceptions.base", "PySparkAttributeError"): "not available on this Spark session",
+    ("pyspark.errors.exceptions.base", "PySparkNotImplementedError"): "not available on this Spark session",
+    ("py4j.protocol", "Py4JError"): "the Spark driver failed",
+    ("py4j.protocol", "Py4JJavaError"): "the Spark driver failed",
+    ("py4j.protocol", "Py4JNetworkError"): "the Spark driver failed",
+    ("pyspark.errors.exceptions.connect", "SparkConnectGrpcException"): "the Spark Connect server failed",
+}
+
+
+def _backstop(exc: BaseException) -> str | None:
+    """One line for an escaped session error (see _SPARK_BACKSTOP), None for anything else."""
+    for klass in type(exc).__mro__:
+        what = _SPARK_BACKSTOP.get((klass.__module__, klass.__name__))
+        if what is not None:
+            text = str(exc).strip()
+            first = text.splitlines()[0] if text else type(exc).__name__
+            return f"{what}: {first}"
+    return None
+
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return (and exit with) 0 ok or warn, 1 gate failed, 2 bad input."""
@@ -38,6 +61,12 @@ def main(argv: list[str] | None = None) -> int:
         code = EXIT_BAD_INPUT
     except click.exceptions.Abort:
         click.echo("dqgov: aborted", err=True)
+        code = EXIT_BAD_INPUT
+    except Exception as exc:  # a Spark session error that escaped a command: one line, never a traceback
+        line = _backstop(exc)
+        if line is None:
+            raise
+        click.echo(f"dqgov: error: {line}", err=True)
         code = EXIT_BAD_INPUT
     if argv is None:
         sys.exit(code)

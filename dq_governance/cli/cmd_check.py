@@ -22,6 +22,7 @@ from dq_governance.checks.materialize import STORAGES
 from dq_governance.cli.app import cli
 from dq_governance.cli.inputs import INPUT_FORMATS, delta_conf, guess_format, read_frame
 from dq_governance.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, ContractError, InputDataError, SourceLocation
+from dq_governance.session import set_log_level
 
 log = logging.getLogger(__name__)
 _DEFAULT_OUT = Path("out")
@@ -91,13 +92,22 @@ class Destination:
 @click.option("--sync-url", help="Catalog URL (default: DQGOV_<CATALOG>_URL, else <catalog>.url in "
               ".dqgov/config.yaml; none means a dry run). Catalog names come from that config too.")
 @click.option("--sync-out", help="Dry-run request folder (default: out/catalog/<catalog>).")
+@click.option("--remote", metavar="sc://HOST:PORT",
+              help="Run on a Spark Connect server (like the pyspark shell's --remote). The server owns the "
+              "listener, Delta and log settings, so dqgov sets none of them; paths are the server's. On Connect "
+              "a plain parquet append is refused and a parquet overwrite is not atomic: use Delta outputs.")
+@click.option("--metrics-only", is_flag=True,
+              help="Check and record only: no valid or quarantine output is written; the report history and "
+              "lineage still are. Cannot be combined with --output, --output-format, --mode, --merge-keys or "
+              "--quarantine.")
 def check_command(
     contract_path: str | None, config_path: str | None, input_path: str | None, input_format: str | None,
     output: str | None, output_format: str | None, mode: str | None, merge_keys: str | None,
     quarantine: str | None, report: str | None, run_id: str | None, pipeline: str | None, as_json: bool,
     lineage: str | None, lineage_strict: bool, no_listener: bool, parent_run_id: str | None,
     parent_job: str | None, no_mask: bool, unmasked_ok: bool, show_failed: int, split_storage: str,
-    sync_catalog: str | None, sync_url: str | None, sync_out: str | None,
+    sync_catalog: str | None, sync_url: str | None, sync_out: str | None, remote: str | None,
+    metrics_only: bool,
 ) -> int:
     """Check CONTRACT's dataset; publish valid rows, quarantine invalid ones, append the report.
 
@@ -119,34 +129,50 @@ def check_command(
     contract_path = contract_path or config_path
     if not contract_path:
         raise ConfigError("missing CONTRACT (a contract file, or a pipeline JSON with --config)")
+    if metrics_only:
+        given = [flag for flag, value in (("--output", output), ("--output-format", output_format), ("--mode", mode),
+                                          ("--merge-keys", merge_keys), ("--quarantine", quarantine)) if value]
+        if given:
+            raise ConfigError(f"--metrics-only writes no valid or quarantine output; drop {', '.join(given)}")
     contract, _ = resolve_contract(contract_path)
     project = _project_config() if sync_catalog else None  # a bad config stops the run before any Spark work
     plan = _plan(contract, contract_path, input_path=input_path, input_format=input_format, output=output,
                  output_format=output_format, mode=mode, merge_keys=merge_keys, quarantine=quarantine,
-                 report=report, pipeline=pipeline, lineage=lineage)
+                 report=report, pipeline=pipeline, lineage=lineage, local_input=remote is None)
     target, quarantined, reported = plan.target, plan.quarantine, plan.report
+    written = [reported] if metrics_only else plan.destinations
 
-    uses_delta = "delta" in (plan.format, *(d.format for d in plan.destinations))
-    spark, owned = _session(contract, plan.lineage, plan.pipeline or contract.name, listener=not no_listener,
-                            parent_run_id=parent_run_id, parent_job=parent_job, delta=uses_delta)
+    uses_delta = "delta" in (plan.format, *(d.format for d in written))
+    if remote is not None:
+        from dq_governance.session import remote as remote_session
+
+        spark, owned = remote_session(remote), True
+    else:
+        spark, owned = _session(contract, plan.lineage, plan.pipeline or contract.name, listener=not no_listener,
+                                parent_run_id=parent_run_id, parent_job=parent_job, delta=uses_delta)
     try:
-        _require_delta(spark, uses_delta, plan.destinations)
+        _require_delta(spark, uses_delta, written)
+        if not metrics_only:
+            _refuse_on_connect(spark, quarantined)
         for where in plan.destinations:
             if where.table:
                 where.location = _table_location(spark, where)
         df = read_frame(spark, plan.format, plan.source)
+        # --metrics-only: the API's outputs=False (no target, no quarantine); passed only then, so a plain
+        # run does not depend on it
+        outputs = {"outputs": False} if metrics_only else {
+            "target": target.location, "quarantine": quarantined.location, "mode": target.mode,
+            "format": target.format, "merge_keys": target.merge_keys, "quarantine_format": quarantined.format}
         result = run(
-            df, contract, target=target.location, quarantine=quarantined.location, report=reported.location,
-            mode=target.mode, format=target.format, merge_keys=target.merge_keys,
-            quarantine_format=quarantined.format, report_format=reported.format, mask=not no_mask,
+            df, contract, report=reported.location, report_format=reported.format, mask=not no_mask,
             lineage=plan.lineage, lineage_strict=lineage_strict, parent_run_id=parent_run_id, parent_job=parent_job,
             run_id=run_id, pipeline=plan.pipeline, source=plan.source, raise_on_block=False,
-            contract_location=contract_path, failed_sample=show_failed, storage=split_storage,
+            contract_location=contract_path, failed_sample=show_failed, storage=split_storage, **outputs,
         )
-        written = {out["kind"] for out in result.outputs}
-        if quarantined.mode == "overwrite" and "quarantine" in written:
+        kinds = {out["kind"] for out in result.outputs}
+        if quarantined.mode == "overwrite" and "quarantine" in kinds:
             _keep_only_run(spark, quarantined, result.run_id)
-        tables = {where.table: where.location for where in plan.destinations
+        tables = {where.table: where.location for where in written
                   if where.table and _register_table(spark, where)}
         if sync_catalog:
             _sync(sync_catalog, contract, result, url=sync_url, project=project,
@@ -189,10 +215,13 @@ class _Plan:
 
 def _plan(contract: Any, path: str, *, input_path: str | None, input_format: str | None, output: str | None,
           output_format: str | None, mode: str | None, merge_keys: str | None, quarantine: str | None,
-          report: str | None, pipeline: str | None, lineage: str | None) -> _Plan:
-    """Combine the flags with the contract's seed pipeline settings (if any); no Spark yet."""
+          report: str | None, pipeline: str | None, lineage: str | None, local_input: bool = True) -> _Plan:
+    """Combine the flags with the contract's seed pipeline settings (if any); no Spark yet.
+
+    `local_input=False` (a remote session): the input is the server's, so it is not looked for here.
+    """
     seed = _seed_pipeline(contract, path)
-    source, fmt = _source(contract, seed, path, input_path, input_format)
+    source, fmt = _source(contract, seed, path, input_path, input_format, local=local_input)
     keys = [k.strip() for k in (merge_keys or "").split(",") if k.strip()]
     target = _target(contract, seed, output, output_format, mode, keys)
     quarantined = _configured(quarantine, seed.quarantine if seed else None,
@@ -215,7 +244,8 @@ def _seed_pipeline(contract: Any, path: str) -> Any:
         raise ContractError(exc.message, exc.location or SourceLocation(path), exc.field) from None
 
 
-def _source(contract: Any, seed: Any, path: str, input_path: str | None, input_format: str | None) -> tuple[str, str]:
+def _source(contract: Any, seed: Any, path: str, input_path: str | None, input_format: str | None,
+            *, local: bool = True) -> tuple[str, str]:
     """The input location and format: --input, else the config's `input`, else the contract's dataset."""
     configured = seed.input if seed and not input_path else None
     if configured is not None:  # a format the config states wins over the file extension
@@ -232,7 +262,7 @@ def _source(contract: Any, seed: Any, path: str, input_path: str | None, input_f
         if not source:
             raise InputDataError(f"{path}: no --input given and the contract names no dataset.path or table")
         fmt = input_format or guess_format(source, contract.dataset.format, is_table=not contract.dataset.path)
-    if fmt != "table" and "://" not in source and not Path(source).exists():
+    if local and fmt != "table" and "://" not in source and not Path(source).exists():
         raise InputDataError(f"{source}: no such file or directory")
     return source, fmt
 
@@ -313,15 +343,14 @@ def _table_location(spark: Any, where: Destination) -> str:
 
 def _register_table(spark: Any, where: Destination) -> bool:
     """Register a configured table over the Delta files just written (database included); True when it exists."""
-    from delta.tables import DeltaTable
-
     from dq_governance.contracts.migrate import table_parts
     from dq_governance.identifiers import quote_identifier
+    from dq_governance.publish.writer import is_delta_table
 
     name = str(where.table)
     if spark.catalog.tableExists(name):
         return True
-    if not DeltaTable.isDeltaTable(spark, where.location):  # nothing was written there (e.g. a blocked run)
+    if not is_delta_table(spark, where.location):  # nothing was written there (e.g. a blocked run)
         return False
     parts = table_parts(name)
     if len(parts) == 2:
@@ -339,18 +368,25 @@ def _keep_only_run(spark: Any, where: Destination, run_id: str) -> None:
     this run's rows were promoted, so a failure never leaves the quarantine without the current rows.
     """
     from dq_governance.publish.policy import RUN_ID_COL
-    from dq_governance.publish.writer import _Fs, partition_dir
+    from dq_governance.publish.writer import DeltaRef, _sql_literal, partition_dir
+    from dq_governance.session import HadoopFs
 
-    if where.format == "delta":
-        from delta.tables import DeltaTable
-        from pyspark.sql import functions as F
-
-        DeltaTable.forPath(spark, where.location).delete(F.col(RUN_ID_COL) != run_id)
+    if where.format == "delta":  # SQL DELETE: the same on a classic and a Connect session
+        spark.sql(f"DELETE FROM {DeltaRef(where.location).sql} WHERE `{RUN_ID_COL}` != {_sql_literal(run_id)}")
         return
-    fs, keep = _Fs(spark, where.location), partition_dir(RUN_ID_COL, run_id)
+    fs, keep = HadoopFs(spark, where.location), partition_dir(RUN_ID_COL, run_id)
     for name, is_dir in fs.children(where.location):
         if is_dir and name.startswith(f"{RUN_ID_COL}=") and name != keep:
             fs.delete(f"{where.location.rstrip('/')}/{name}")
+
+
+def _refuse_on_connect(spark: Any, quarantined: Destination) -> None:
+    """Before any write: a parquet quarantine with mode overwrite drops other runs' directories, which Connect cannot."""
+    from dq_governance.session import is_connect, unsupported
+
+    if is_connect(spark) and quarantined.mode == "overwrite" and quarantined.format != "delta":
+        raise unsupported(f"{quarantined.key or 'quarantine'} mode overwrite on a parquet quarantine (it deletes "
+                          "the other runs' directories)", "mode append or a Delta quarantine")
 
 
 def _plain(location: str) -> str:
@@ -407,7 +443,7 @@ def _session(contract: Any, lineage: str | None, pipeline: str, *, listener: boo
     # The application name leads the Spark listener's job names: one per pipeline, the same in every run.
     session = spark_session(f"dqgov-check-{pipeline}", lineage=lineage, contract=contract, listener=listener,
                             parent_run_id=parent_run_id, parent_job=parent_job, **conf)
-    session.sparkContext.setLogLevel("ERROR")
+    set_log_level(session, "ERROR")
     return session, True
 
 

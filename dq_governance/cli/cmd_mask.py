@@ -14,6 +14,7 @@ import click
 from dq_governance.cli.app import cli
 from dq_governance.cli.inputs import INPUT_FORMATS
 from dq_governance.errors import ConfigError, InputDataError
+from dq_governance.session import set_log_level
 
 OUTPUT_FORMATS = ("parquet", "delta", "json", "csv")
 
@@ -33,7 +34,7 @@ def spark_for(app_name: str, *, delta: bool) -> tuple[Any, bool]:
 
         conf.update(delta_conf())
     session = spark_session(app_name, listener=False, **conf)
-    session.sparkContext.setLogLevel("ERROR")
+    set_log_level(session, "ERROR")
     return session, True
 
 
@@ -95,7 +96,7 @@ def mask_command(
         present = [c for c in specs if c.split(".")[0].lower() in {n.lower() for n in df.columns}]
         options = {"header": "true"} if output_format == "csv" else {}
         try:
-            masked.write.format(output_format).mode("overwrite" if overwrite else "errorifexists").options(
+            masked.write.format(output_format).mode("overwrite" if overwrite else "error").options(
                 **options
             ).save(output)
         except Exception as exc:  # a Spark error message may quote a row value: report its class only

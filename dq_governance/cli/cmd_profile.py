@@ -9,6 +9,7 @@ import click
 
 from dq_governance.cli.app import cli
 from dq_governance.errors import ConfigError, InputDataError
+from dq_governance.session import set_log_level
 
 FORMATS = ("csv", "parquet", "json")
 SAMPLE_SEED = 20_261_129
@@ -80,5 +81,5 @@ def _session() -> tuple[object, bool]:
 
     session = spark_session("dqgov-profile", listener=False, **{
         "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false", "spark.sql.shuffle.partitions": "2"})
-    session.sparkContext.setLogLevel("ERROR")
+    set_log_level(session, "ERROR")
     return session, True

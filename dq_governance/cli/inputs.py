@@ -27,19 +27,11 @@ def guess_format(source: str, declared: str | None, *, is_table: bool) -> str:
 
 
 def read_frame(spark: Any, fmt: str, source: str) -> Any:
-    """The input DataFrame; text formats read every column as a string (the contract casts them)."""
+    """The input DataFrame, analysed; text formats read every column as a string (the contract casts them)."""
+    from dq_governance.session import analyzed
+
     try:
-        if fmt == "csv":
-            return spark.read.option("header", True).option("mode", "PERMISSIVE").csv(source)
-        if fmt == "json":
-            return spark.read.option("primitivesAsString", True).json(source)
-        if fmt == "table":
-            if not spark.catalog.tableExists(source):
-                raise InputDataError(f"table {source} does not exist")
-            return spark.table(source)
-        if fmt == "delta":
-            return spark.read.format("delta").load(source)
-        return spark.read.parquet(source)
+        return analyzed(_reader(spark, fmt, source))  # Connect analyses lazily: a missing path fails here
     except InputDataError:
         raise
     except Exception as exc:  # Spark's AnalysisException and friends: one line, no trace
@@ -47,17 +39,32 @@ def read_frame(spark: Any, fmt: str, source: str) -> Any:
         raise InputDataError(f"{source}: cannot read as {fmt}: {first}") from None
 
 
+def _table(spark: Any, source: str) -> Any:
+    if not spark.catalog.tableExists(source):
+        raise InputDataError(f"table {source} does not exist")
+    return spark.table(source)
+
+
+#: input format -> how it is read
+_READERS = {
+    "csv": lambda spark, source: spark.read.option("header", True).option("mode", "PERMISSIVE").csv(source),
+    "json": lambda spark, source: spark.read.option("primitivesAsString", True).json(source),
+    "table": _table,
+    "delta": lambda spark, source: spark.read.format("delta").load(source),
+    "parquet": lambda spark, source: spark.read.parquet(source),
+}
+
+
+def _reader(spark: Any, fmt: str, source: str) -> Any:
+    return _READERS.get(fmt, _READERS["parquet"])(spark, source)
+
 
 def delta_conf() -> dict[str, str]:
-    """Session settings for Delta: the delta-spark jar matching the installed pip package."""
-    from importlib.metadata import PackageNotFoundError, version
+    """Session settings for Delta: the delta-spark jar matching the installed pip package and Scala line."""
+    from dq_governance.checks.compat import delta_package
 
-    try:
-        delta_version = version("delta-spark")
-    except PackageNotFoundError:
-        raise ConfigError("Delta needs the delta-spark package: pip install 'dq-governance[delta]'") from None
     return {
-        "spark.jars.packages": f"io.delta:delta-spark_2.13:{delta_version}",
+        "spark.jars.packages": delta_package(),
         "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
     }

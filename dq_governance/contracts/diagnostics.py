@@ -7,7 +7,6 @@ at, rewrites the message in contract terms and adds a "did you mean" hint where 
 
 from __future__ import annotations
 
-import difflib
 import re
 import types
 import typing
@@ -15,6 +14,7 @@ from typing import Any, Union
 
 from pydantic import BaseModel, ValidationError
 
+from dq_governance.contracts.hints import did_you_mean
 from dq_governance.contracts.model import RULE_TYPES, Contract, ServiceLevel
 from dq_governance.contracts.source import DocPath, LintIssue, SourceDocument
 
@@ -27,14 +27,6 @@ _SHORTHAND_SOURCES: dict[tuple[str, ...], str] = {
     ("freshness", "column"): "freshness_column",
     ("freshness",): "freshness_minutes",  # a problem of the SLA as a whole, written as the seed's shorthand
 }
-
-
-def did_you_mean(word: Any, candidates: typing.Iterable[str]) -> str | None:
-    """`did you mean `x`?` for the closest candidate, or None."""
-    if not isinstance(word, str):
-        return None
-    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
-    return f"did you mean `{close[0]}`?" if close else None
 
 
 def validation_issues(doc: SourceDocument, error: ValidationError, root: type[BaseModel] = Contract) -> list[LintIssue]:

@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from pydantic import ValidationError
 
-from dq_governance.contracts.diagnostics import did_you_mean
+from dq_governance.contracts.hints import did_you_mean
 from dq_governance.contracts.model import RULE_TYPES, Contract, aggregate_function
 from dq_governance.errors import ContractError
 

@@ -90,7 +90,7 @@ class DatasetInfo(_Strict):
     def _known_catalog_hints(self) -> DatasetInfo:
         for key in self.catalog:
             if key not in CATALOG_HINTS:
-                from dq_governance.contracts.diagnostics import did_you_mean
+                from dq_governance.contracts.hints import did_you_mean
 
                 hint = did_you_mean(key, CATALOG_HINTS) or f"known hints: {', '.join(CATALOG_HINTS)}"
                 raise PydanticCustomError(

@@ -161,18 +161,16 @@ def orchestrator_parent(
 
 def spark_application(spark: Any) -> Ref | None:
     """(namespace, job, run id) of the Spark application run the listener reports, if it was configured."""
-    if spark is None:
+    from dq_governance.session import conf_value, is_connect
+
+    if spark is None or is_connect(spark):  # the listener does not run on Spark Connect (OpenLineage #4288)
         return None
-    try:
-        conf = spark.sparkContext.getConf()
-    except Exception:  # Spark Connect has no SparkContext (and no listener we could configure)
-        return None
-    run_id = conf.get("spark.openlineage.applicationRunId", None)
-    listeners = conf.get("spark.extraListeners", "") or ""
+    run_id = conf_value(spark, "spark.openlineage.applicationRunId")
+    listeners = conf_value(spark, "spark.extraListeners", "") or ""
     if not run_id or "OpenLineageSparkListener" not in listeners:
         return None
-    namespace = conf.get("spark.openlineage.namespace", None) or "default"
-    name = conf.get("spark.openlineage.appName", None) or conf.get("spark.app.name", "spark")
+    namespace = conf_value(spark, "spark.openlineage.namespace") or "default"
+    name = conf_value(spark, "spark.openlineage.appName") or conf_value(spark, "spark.app.name", "spark")
     return namespace, F.normalize_name(name), run_id
 
 

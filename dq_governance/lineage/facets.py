@@ -80,6 +80,7 @@ class DataContractDatasetFacet(DatasetFacet):
     quality_score: float | None = attr.field(default=None)
     valid_rows: int | None = attr.field(default=None)
     invalid_rows: int | None = attr.field(default=None)
+    row_outputs: str | None = attr.field(default=None)  # split | none (metrics only)
 
     @staticmethod
     def _get_schema() -> str:
@@ -316,6 +317,7 @@ def contract_facet(
         facet.quality_score = result.quality_score
         facet.valid_rows = result.valid_rows
         facet.invalid_rows = result.invalid_rows
+        facet.row_outputs = getattr(result, "row_outputs", None)
     return facet
 
 

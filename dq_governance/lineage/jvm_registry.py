@@ -3,8 +3,9 @@
 After `record_results`, the OpenLineage Spark listener's next events that read the dataset carry
 `dataQualityAssertions` and `dataQualityMetrics` input facets, and events that write it carry the contract
 status in `dqgov_dataContract`. The facets are built by `dq_governance.lineage.facets`, exactly as in our own
-events (no raw value of a PII column). Without a JVM gateway (Spark Connect) or without the extension jar on
-the driver, recording is skipped quietly: lineage never fails the data pipeline.
+events (no raw value of a PII column). On Spark Connect (no driver JVM, and the OpenLineage listener does not
+run there) recording is skipped with one info line per run; without the extension jar on the driver it is
+skipped quietly (debug): lineage never fails the data pipeline.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from dq_governance.errors import ConfigError
-from dq_governance.jvm import java_class
 from dq_governance.lineage import facets as F
+from dq_governance.session import is_connect, java_class, log_once
 
 log = logging.getLogger(__name__)
 
@@ -52,9 +53,14 @@ def record_results(spark: Any, namespace: str, name: str, result: Any, contract:
     """Record a check result for dataset (namespace, name), named as the listener names it.
 
     `contract` defaults to the one at `result.contract_location`. Returns True when recorded, False when
-    skipped (no gateway or jar: logged at debug; a JVM-side error: logged as one warning line).
+    skipped (Spark Connect: one info line per run; no gateway or jar: debug; a JVM-side error: one warning).
     """
     contract = _contract(result, contract)
+    if is_connect(spark):
+        log_once(getattr(result, "run_id", None), "listener-registry",
+                 "Spark Connect session: quality results not recorded for the OpenLineage Spark listener (it does "
+                 "not run on Connect); this run's own OpenLineage events carry them", logger=log)
+        return False
     target = registry(spark)
     if target is None:
         log.debug("dq-governance listener extension not reachable through py4j; quality results not recorded")

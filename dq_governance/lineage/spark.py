@@ -22,6 +22,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from dq_governance.checks import compat
 from dq_governance.publish.staging import STAGING_REMOVE_PATTERN
 from dq_governance.errors import ConfigError
 from dq_governance.lineage import emit
@@ -31,11 +32,12 @@ log = logging.getLogger(__name__)
 
 LISTENER_CLASS = "io.openlineage.spark.agent.OpenLineageSparkListener"
 #: Matches openlineage-python in pyproject.toml (1.54.0 of the Spark jar does not resolve on Maven Central).
-OPENLINEAGE_SPARK_VERSION = "1.53.0"
-SCALA_VERSION = "2.13"
-ARTIFACT = f"openlineage-spark_{SCALA_VERSION}"
-MAVEN_COORDINATES = f"io.openlineage:{ARTIFACT}:{OPENLINEAGE_SPARK_VERSION}"
-JAR_NAME = f"{ARTIFACT}-{OPENLINEAGE_SPARK_VERSION}.jar"
+OPENLINEAGE_SPARK_VERSION = compat.OPENLINEAGE_SPARK_VERSION
+#: The listener is built per Scala line: _2.12 for Spark 3.5, _2.13 for Spark 4.0 (the installed pyspark's).
+SCALA_VERSION = compat.scala_version()
+ARTIFACT = compat.openlineage_artifact()
+MAVEN_COORDINATES = compat.openlineage_coordinates()
+JAR_NAME = compat.openlineage_jar_name()
 JAR_ENV = "DQGOV_OPENLINEAGE_JAR"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 HOW_TO_GET_JAR = (
@@ -343,6 +345,8 @@ def _with_driver_defaults(conf: dict[str, Any]) -> dict[str, Any]:
         if "DontCompileHugeMethods" not in conf.get(key, ""):  # the caller's own choice wins
             conf[key] = f"{conf.get(key, '')} {_COMPILE_HUGE_METHODS}".strip()
     conf.setdefault("spark.ui.showConsoleProgress", "false")
+    # Date rules need the CORRECTED parser (compat.check_time_parser); Spark 3.5 defaults to EXCEPTION.
+    conf.setdefault(compat.TIME_PARSER_POLICY_KEY, compat.TIME_PARSER_POLICY)
     return conf
 
 

@@ -1,7 +1,8 @@
 """Apply a contract's masks to a DataFrame: same columns, same order, masked values.
 
 The key reaches the executors as data, never as plan text. With the extension jar on the driver, keyed
-masks use its HMAC UDF (`jvm_hmac.py`: the pads travel inside the UDF object). Without it, the pads form
+masks use its HMAC UDF (`jvm_hmac.py`: the pads travel inside the UDF object). Without it (and always on
+Spark Connect, which has no driver JVM to build the UDF object in), the pads form
 a one-row DataFrame (an RDD, shown in plans only as `Scan ExistingRDD[...]`) that is broadcast and
 cross-joined, the HMAC is built from `sha2`, and the pad columns are dropped by the final projection.
 Both give the same bytes.
@@ -87,6 +88,10 @@ def _digest(df: DataFrame, key: MaskingKey, engine: str) -> tuple[DataFrame, Dig
             return df, digest
         if engine == "jvm":
             from dq_governance.lineage.enrich import HOW_TO_BUILD
+            from dq_governance.session import is_connect, unsupported
+
+            if is_connect(df.sparkSession):
+                raise unsupported("hmac_engine 'jvm'", "hmac_engine 'auto' or 'sha2' (the same bytes)")
 
             raise ConfigError(f"hmac_engine 'jvm' needs the dq-governance extension jar on the driver; {HOW_TO_BUILD}")
     log.debug("keyed masks: sha2 construction over broadcast pads (key id %s)", key.key_id)

@@ -15,9 +15,9 @@ from typing import Any
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from dq_governance.jvm import java_class
 from dq_governance.masking.keys import MaskingKey
 from dq_governance.masking.methods import NORMALISERS, Digest
+from dq_governance.session import java_class
 
 HMAC_CLASS = "io.github.dqgovernance.masking.HmacMask"
 
@@ -28,7 +28,7 @@ def available(spark: Any) -> bool:
 
 
 def jvm_digest(spark: Any, key: MaskingKey) -> Digest | None:
-    """A Digest backed by the JVM UDF, or None when the class is not on the driver's classpath."""
+    """A Digest backed by the JVM UDF, or None when the class is not on the driver's classpath (or on Connect)."""
     mask_class = java_class(spark, HMAC_CLASS)
     if mask_class is None:
         return None

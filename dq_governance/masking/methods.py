@@ -16,8 +16,10 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from dq_governance.checks import compat
 from dq_governance.contracts.model import FieldSpec, MaskingSpec
 from dq_governance.errors import ConfigError
+from dq_governance.identifiers import quote_identifier
 
 DEFAULT_REDACT_TOKEN = "[REDACTED]"
 DEFAULT_SHOW_LAST = 4
@@ -211,9 +213,14 @@ def _bucket(col: Column, size: float, ctx: MaskContext) -> Column:
         raise ConfigError(f"column {ctx.path}: generalize bucket must be positive, got {size}")
     if isinstance(ctx.dtype, T.NumericType):
         return (F.floor(col / F.lit(size)) * F.lit(size)).cast(ctx.dtype)
-    number = col.cast("string").try_cast("double")
+    number = compat.try_cast(f"CAST({_sql_path(ctx.path)} AS STRING)", "double")
     low = F.floor(number / F.lit(size)) * F.lit(size)
     return (low.cast("long") if float(size).is_integer() else low).cast("string")
+
+
+def _sql_path(path: str) -> str:
+    """A dotted column path (`cliente.cep`) as SQL text, every part quoted."""
+    return ".".join(quote_identifier(part) for part in path.split("."))
 
 
 def _truncate_date(col: Column, unit: str, ctx: MaskContext) -> Column:

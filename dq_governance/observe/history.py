@@ -46,7 +46,7 @@ def read_history_rows(
     path: str | Path, *, pipeline: str | None = None, format: str = "parquet", spark: Any = None
 ) -> list[dict[str, Any]]:
     """Every report row at `path` (optionally one pipeline) as dicts with the REPORT_COLUMNS keys."""
-    from dq_governance.publish.report import REPORT_COLUMNS
+    from dq_governance.checks.report_rows import REPORT_COLUMNS
 
     if format == "delta":
         from dq_governance.publish.report import read_history
@@ -109,3 +109,33 @@ def previous_schema(
         if run.schema is not None:
             return run.schema
     return None
+
+
+def volume_history(spark: Any, contract: Any, report: str, report_format: str, pipeline: str,
+                   run_id: str) -> list[int] | None:
+    """Row counts of earlier runs (oldest first) from the report history, when a volume rule needs them."""
+    if not any(rule.type == "volume" for rule in contract.quality.rules):
+        return None
+    from dq_governance.publish.report import run_row_counts
+    from dq_governance.publish.writer import path_exists
+
+    if not path_exists(spark, report):
+        return []
+    limit = max(rule.history_runs for rule in contract.quality.rules if rule.type == "volume")
+    counts = run_row_counts(report, pipeline=pipeline, contract=contract.name, limit=limit, spark=spark,
+                            format=report_format)
+    return [count for earlier, count in reversed(counts) if earlier != run_id]
+
+
+def previous_run_schema(spark: Any, contract: Any, report: str, report_format: str, pipeline: str,
+                        run_id: str) -> dict[str, str] | None:
+    """The input schema of the pipeline's last earlier run, when a schema_drift rule needs it."""
+    if not any(rule.type == "schema_drift" for rule in contract.quality.rules):
+        return None
+    if report_format == "delta":
+        from dq_governance.publish.writer import path_exists
+
+        if not path_exists(spark, report):
+            return None
+    return previous_schema(report, pipeline=pipeline, contract=contract.name, exclude_run_id=run_id,
+                           format=report_format, spark=spark)

@@ -3,106 +3,27 @@
 Rows carry counts, metrics, thresholds and rule names only, never a data value of a PII column.
 Writing is idempotent per run: a run's rows live in `pipeline=<p>/run_id=<id>/` and a re-run with
 the same run_id replaces exactly that directory (Delta: `replaceWhere` on pipeline and run_id).
-Building rows is Spark-free; writing and reading import Spark lazily.
+The rows are built by `checks.report_rows` (Spark-free); writing and reading import Spark lazily.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from dq_governance.checks.result import CheckResult
-from dq_governance.observe.drift import encode_schema
+from dq_governance.checks.report_rows import PARTITION_COLUMNS, REPORT_COLUMNS, report_rows
+
+__all__ = ["PARTITION_COLUMNS", "REPORT_COLUMNS", "report_rows", "report_schema", "write_report", "read_history",
+           "run_row_counts"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
 
-#: column -> Spark SQL type; a fixed schema so runs with None metrics still append cleanly
-REPORT_COLUMNS: dict[str, str] = {
-    "pipeline": "string",
-    "run_id": "string",
-    "contract": "string",
-    "contract_version": "string",
-    "rule_type": "string",
-    "check_name": "string",
-    "column": "string",
-    "dimension": "string",
-    "severity": "string",
-    "action": "string",
-    "level": "string",
-    "rule_status": "string",
-    "passed": "boolean",
-    "failed_count": "bigint",
-    "metric_value": "double",
-    "threshold": "string",
-    "message": "string",
-    "validated_at": "timestamp",
-    "run_status": "string",
-    "published": "boolean",
-    "total_rows": "bigint",
-    "valid_rows": "bigint",
-    "invalid_rows": "bigint",
-    "quality_score": "double",
-    "masking": "string",
-    "source": "string",
-    "gate_passed": "boolean",
-    "run_schema": "string",  # the input's {column: type} as JSON, for schema drift between runs
-}
-PARTITION_COLUMNS = ("pipeline", "run_id")
-# Aggregates that return one of the column's own values; withheld for PII columns.
-_VALUE_REVEALING = frozenset({"min", "max"})
-
-
-def report_rows(result: CheckResult, *, masking: str | None = None) -> list[dict[str, Any]]:
-    """One dict per rule with the report-history columns (no raw PII values)."""
-    pii = set(getattr(result, "pii_columns", None) or [])
-    masking = masking if masking is not None else getattr(result, "masking", None)
-    validated_at = _utc(result.finished_at)
-    rows = []
-    for rule in result.rules:
-        metric = rule.metric_value
-        message = rule.message
-        if rule.type in _VALUE_REVEALING and pii.intersection(rule.columns):
-            metric = None
-            message = f"{rule.name}: metric withheld (PII column); passed={rule.passed}"
-        rows.append({
-            "pipeline": result.pipeline,
-            "run_id": result.run_id,
-            "contract": result.contract_name,
-            "contract_version": result.contract_version,
-            "rule_type": rule.type,
-            "check_name": rule.name,
-            "column": rule.column,
-            "dimension": rule.dimension,
-            "severity": rule.severity,
-            "action": rule.action,
-            "level": rule.level,
-            "rule_status": rule.status,
-            "passed": bool(rule.passed),
-            "failed_count": None if rule.failed_count is None else int(rule.failed_count),
-            "metric_value": None if metric is None else float(metric),
-            "threshold": rule.threshold,
-            "message": message,
-            "validated_at": validated_at,
-            "run_status": result.status,
-            "published": bool(result.published),
-            "total_rows": int(result.total_rows),
-            "valid_rows": int(result.valid_rows),
-            "invalid_rows": int(result.invalid_rows),
-            "quality_score": result.quality_score,
-            "masking": masking,
-            "source": result.source,
-            "gate_passed": bool(result.gate.passed),
-            "run_schema": encode_schema(getattr(result, "input_schema", None)),
-        })
-    return rows
-
 
 def report_schema() -> Any:
     """The Spark StructType of the history table."""
-    from pyspark.sql.types import StructType
+    from dq_governance.checks.compat import struct_type
 
-    return StructType.fromDDL(", ".join(f"`{name}` {kind}" for name, kind in REPORT_COLUMNS.items()))
+    return struct_type(REPORT_COLUMNS)
 
 
 def write_report(
@@ -154,7 +75,10 @@ def read_history(
         frame = frame.where(F.col("pipeline") == pipeline)
     if contract is not None:
         frame = frame.where(F.col("contract") == contract)
-    return frame.select(*REPORT_COLUMNS)
+    # A Delta history written by an older version lacks the newer columns until its next run (mergeSchema).
+    present = set(frame.columns)
+    return frame.select(*[F.col(c) if c in present else F.lit(None).cast(kind).alias(c)
+                          for c, kind in REPORT_COLUMNS.items()])
 
 
 def run_row_counts(
@@ -178,8 +102,3 @@ def run_row_counts(
         .collect()
     )
     return [(row["run_id"], int(row["total_rows"])) for row in runs]
-
-
-def _utc(moment: datetime) -> datetime:
-    # An aware datetime converts to the same instant whatever the Python or Spark time zone.
-    return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)

@@ -38,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -45,6 +46,10 @@ from pyspark.sql import DataFrame, SparkSession
 
 from dq_governance.errors import ConfigError, InputDataError
 from dq_governance.publish.staging import STAGING_PREFIX, staged_path
+from dq_governance.session import CLASSIC, CONNECT, HadoopFs, capabilities, kind, log_once, unsupported
+from dq_governance.session import join as _join
+from dq_governance.session import path_exists as _session_path_exists
+from dq_governance.session import qualify as _qualify
 
 log = logging.getLogger(__name__)
 
@@ -83,75 +88,6 @@ class Output:
             raise ConfigError(f"output {self.location}: mode merge needs format delta (or a Delta table)")
         if self.mode == "replace_partitions" and not self.partition_by:
             raise ConfigError(f"output {self.location}: mode replace_partitions needs partition_by")
-
-
-class _Fs:
-    """The few Hadoop FileSystem calls promotion needs (py4j, no extra dependency)."""
-
-    def __init__(self, spark: SparkSession, path: str):
-        self._jvm = spark._jvm  # type: ignore[attr-defined]
-        conf = spark._jsc.hadoopConfiguration()  # type: ignore[attr-defined]
-        self._fs = self._jvm.org.apache.hadoop.fs.Path(path).getFileSystem(conf)
-
-    def _p(self, path: str) -> Any:
-        return self._jvm.org.apache.hadoop.fs.Path(path)
-
-    def qualify(self, path: str) -> str:
-        """The fully qualified URI of a path (file:/abs/path for local ones)."""
-        return str(self._fs.makeQualified(self._p(path)).toString())
-
-    def exists(self, path: str) -> bool:
-        return bool(self._fs.exists(self._p(path)))
-
-    def delete(self, path: str) -> None:
-        if self.exists(path):
-            self._fs.delete(self._p(path), True)
-
-    def mkdirs(self, path: str) -> None:
-        self._fs.mkdirs(self._p(path))
-
-    def rename(self, src: str, dst: str) -> None:
-        # Hadoop moves src *into* dst when dst is an existing directory; callers make sure it is not.
-        if self.exists(dst):
-            raise ConfigError(f"cannot promote {src}: {dst} already exists")
-        parent = self._p(dst).getParent()
-        if parent is not None and not self._fs.exists(parent):
-            self._fs.mkdirs(parent)
-        if not self._fs.rename(self._p(src), self._p(dst)):
-            raise ConfigError(f"cannot move {src} to {dst}")
-
-    def is_empty(self, path: str) -> bool:
-        return self.exists(path) and len(self._fs.listStatus(self._p(path))) == 0
-
-    def files(self, path: str) -> list[str]:
-        """Relative paths of every visible file under path, at any depth (hidden directories skipped)."""
-        found = []
-        for name, is_dir in self.children(path):
-            if is_dir:
-                found.extend(f"{name}/{rel}" for rel in self.files(_join(path, name)))
-            else:
-                found.append(name)
-        return found
-
-    def children(self, path: str) -> list[tuple[str, bool]]:
-        """(name, is_dir) of visible children, by Spark's rule: `_x` and `.x` are hidden, `_k=v` is not."""
-        if not self.exists(path):
-            return []
-        out = []
-        for status in self._fs.listStatus(self._p(path)):
-            name = status.getPath().getName()
-            if not _hidden(name):
-                out.append((name, bool(status.isDirectory())))
-        return out
-
-
-def _hidden(name: str) -> bool:
-    """Spark's rule for names its file sources skip: `_x` and `.x`, but not partition directories `_k=v`."""
-    return name.startswith(".") or (name.startswith("_") and "=" not in name)
-
-
-def _join(base: str, *parts: str) -> str:
-    return "/".join([base.rstrip("/"), *parts])
 
 
 def _beside(target: str, tag: str, run_id: str) -> str:
@@ -212,13 +148,13 @@ class StagedWrite:
     def promote(self) -> None:
         """Move the staged data into the target (the gate has passed)."""
         try:
-            _PROMOTERS[(self.output.format == "table", self.output.format == "delta")](self)
+            _PROMOTERS[(CLASSIC, self.output.format)](self)
         finally:
             self.discard()
 
     def discard(self) -> None:
         """Delete the staging data; the target is not touched."""
-        fs = _Fs(self.spark, self.staging)
+        fs = HadoopFs(self.spark, self.staging)
         fs.delete(self.staging)
         holder = self.staging.rpartition("/")[0]
         if holder.rpartition("/")[2].startswith(STAGING_PREFIX) and fs.is_empty(holder):
@@ -241,8 +177,10 @@ def stage(
     """
     session = spark or df.sparkSession
     preflight(session, output)
+    if kind(session) == CONNECT:  # no staging: the client cannot rename or delete files (section below)
+        return pending(session, df, output, run_id=run_id, pipeline=pipeline)
     staging = staging_location(session, output, run_id)
-    fs = _Fs(session, staging)
+    fs = HadoopFs(session, staging)
     fs.delete(staging)  # a crashed earlier attempt of the same run
     writer = df.write.mode("overwrite")
     if output.partition_by:
@@ -259,7 +197,7 @@ def stage(
 
 
 def _promote_parquet(staged: StagedWrite) -> None:
-    output, fs = staged.output, _Fs(staged.spark, staged.output.location)
+    output, fs = staged.output, HadoopFs(staged.spark, staged.output.location)
     target = output.location
     if output.mode == "merge":
         raise ConfigError(f"output {target}: mode merge needs format delta (or a Delta table)")
@@ -276,7 +214,7 @@ def _promote_parquet(staged: StagedWrite) -> None:
     _replace_partition_dirs(fs, staged)
 
 
-def _append_run(fs: _Fs, staged: StagedWrite, target: str) -> None:
+def _append_run(fs: HadoopFs, staged: StagedWrite, target: str) -> None:
     """Delete the files an earlier attempt of this run appended, then move this attempt's files in."""
     prefix = f"{RUN_FILE_PREFIX}{staged.tag}."
     earlier = [rel for rel in fs.files(target) if rel.rpartition("/")[2].startswith(prefix)]
@@ -289,7 +227,7 @@ def _append_run(fs: _Fs, staged: StagedWrite, target: str) -> None:
     _move_files(fs, staged.staging, target, prefix)
 
 
-def _swap(fs: _Fs, staging: str, target: str, run_id: str) -> None:
+def _swap(fs: HadoopFs, staging: str, target: str, run_id: str) -> None:
     """Replace target by staging; if the second rename fails, the old target comes back."""
     if not fs.exists(target):
         fs.rename(staging, target)
@@ -305,7 +243,7 @@ def _swap(fs: _Fs, staging: str, target: str, run_id: str) -> None:
     fs.delete(previous)
 
 
-def _move_files(fs: _Fs, source: str, target: str, prefix: str = "") -> None:
+def _move_files(fs: HadoopFs, source: str, target: str, prefix: str = "") -> None:
     """Move every visible file under source to the same relative place under target, `prefix` added to its name."""
     for name, is_dir in fs.children(source):
         src = _join(source, name)
@@ -316,7 +254,7 @@ def _move_files(fs: _Fs, source: str, target: str, prefix: str = "") -> None:
             fs.rename(src, _join(target, prefix + name))
 
 
-def _leaf_dirs(fs: _Fs, base: str, depth: int, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+def _leaf_dirs(fs: HadoopFs, base: str, depth: int, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     if depth == 0:
         return [prefix]
     out = []
@@ -326,7 +264,7 @@ def _leaf_dirs(fs: _Fs, base: str, depth: int, prefix: tuple[str, ...] = ()) -> 
     return out
 
 
-def _replace_partition_dirs(fs: _Fs, staged: StagedWrite) -> None:
+def _replace_partition_dirs(fs: HadoopFs, staged: StagedWrite) -> None:
     target = staged.output.location
     for rel in staged.clear:
         fs.delete(_join(target, rel))
@@ -336,7 +274,7 @@ def _replace_partition_dirs(fs: _Fs, staged: StagedWrite) -> None:
         fs.rename(_join(staged.staging, *rel), dst)
 
 
-def _parquet_schema(spark: SparkSession, fs: _Fs, path: str) -> Any:
+def _parquet_schema(spark: SparkSession, fs: HadoopFs, path: str) -> Any:
     """The schema of the parquet data at path; None when it holds no data file (new, or emptied by a crash)."""
     if not fs.files(path):
         return None
@@ -357,11 +295,15 @@ def _check_append_schema(staged: StagedWrite, existing: Any, where: str) -> None
 
 
 def delta_enabled(spark: SparkSession) -> bool:
-    """True when delta-spark is importable and the session has the Delta SQL extension."""
-    try:
-        import delta  # noqa: F401
-    except ImportError:
-        return False
+    """True when the session has the Delta SQL extension (and, classic, delta-spark is importable).
+
+    A Connect client needs no delta-spark: it publishes Delta through the writer and SQL only.
+    """
+    if kind(spark) == CLASSIC:
+        try:
+            import delta  # noqa: F401
+        except ImportError:
+            return False
     return "DeltaSparkSessionExtension" in (spark.conf.get("spark.sql.extensions", "") or "")
 
 
@@ -377,14 +319,89 @@ def _merge_condition(keys: list[str]) -> str:
     return " AND ".join(f"t.`{k}` = s.`{k}`" for k in keys)
 
 
-def _delta_merge(table: Any, staged_df: DataFrame, keys: list[str]) -> None:
-    (
-        table.alias("t")
-        .merge(staged_df.alias("s"), _merge_condition(keys))
-        .whenMatchedUpdateAll()
-        .whenNotMatchedInsertAll()
-        .execute()
-    )
+@dataclass(frozen=True)
+class DeltaRef:
+    """A Delta table by path (`is_path`) or by catalog name."""
+
+    location: str
+    is_path: bool = True
+
+    @property
+    def sql(self) -> str:
+        """The table as SQL names it: delta.`<path>`, or the catalog name as given."""
+        return "delta.`" + self.location.replace("`", "``") + "`" if self.is_path else self.location
+
+
+class _DeltaTableApi:
+    """Delta through delta-spark's DeltaTable (classic sessions: unchanged behaviour)."""
+
+    @staticmethod
+    def _table(spark: SparkSession, ref: DeltaRef) -> Any:
+        from delta.tables import DeltaTable
+
+        return DeltaTable.forPath(spark, ref.location) if ref.is_path else DeltaTable.forName(spark, ref.location)
+
+    @staticmethod
+    def exists(spark: SparkSession, path: str) -> bool:
+        from delta.tables import DeltaTable
+
+        return bool(DeltaTable.isDeltaTable(spark, path))
+
+    @classmethod
+    def merge(cls, spark: SparkSession, ref: DeltaRef, frame: DataFrame, keys: list[str]) -> None:
+        (
+            cls._table(spark, ref).alias("t")
+            .merge(frame.alias("s"), _merge_condition(keys))
+            .whenMatchedUpdateAll()
+            .whenNotMatchedInsertAll()
+            .execute()
+        )
+
+    @classmethod
+    def version(cls, spark: SparkSession, ref: DeltaRef) -> int:
+        return int(cls._table(spark, ref).history(1).select("version").first()[0])
+
+
+class _DeltaSql:
+    """Delta through SQL (Spark Connect: DeltaTable there needs the server's Delta Connect plugin)."""
+
+    @staticmethod
+    def exists(spark: SparkSession, path: str) -> bool:
+        try:
+            row = spark.sql(f"DESCRIBE DETAIL {_sql_literal(path)}").select("format").first()
+        except Exception:  # a missing path (DeltaFileNotFoundException / PATH_NOT_FOUND): not a Delta table
+            return False
+        return row is not None and row[0] == "delta"
+
+    @staticmethod
+    def merge(spark: SparkSession, ref: DeltaRef, frame: DataFrame, keys: list[str]) -> None:
+        """MERGE the frame into the table, through a temporary view of it."""
+        view = f"__dqgov_merge_{uuid.uuid4().hex[:16]}"
+        frame.createOrReplaceTempView(view)
+        try:
+            spark.sql(
+                f"MERGE INTO {ref.sql} t USING {view} s ON {_merge_condition(keys)} "
+                "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+            ).collect()  # a command runs when sent; collect() makes that explicit on both kinds
+        finally:
+            spark.catalog.dropTempView(view)
+
+    @staticmethod
+    def version(spark: SparkSession, ref: DeltaRef) -> int:
+        return int(spark.sql(f"DESCRIBE HISTORY {ref.sql} LIMIT 1").select("version").first()[0])
+
+
+_DELTA_OPS: dict[str, Any] = {CLASSIC: _DeltaTableApi, CONNECT: _DeltaSql}
+
+
+def delta_ops(spark: SparkSession) -> Any:
+    """The Delta operations (exists, merge, version) for the session's kind."""
+    return _DELTA_OPS[kind(spark)]
+
+
+def is_delta_table(spark: SparkSession, path: str) -> bool:
+    """Whether a Delta table lives at `path` (Connect: DESCRIBE DETAIL; classic: DeltaTable.isDeltaTable)."""
+    return delta_ops(spark).exists(spark, path)
 
 
 def _sql_literal(value: str) -> str:
@@ -392,14 +409,13 @@ def _sql_literal(value: str) -> str:
 
 
 def _promote_delta_path(staged: StagedWrite) -> None:
-    from delta.tables import DeltaTable
-
     output, spark = staged.output, staged.spark
     _require_delta(spark, f"output {output.location}")
+    ops, ref = delta_ops(spark), DeltaRef(output.location)
     frame = staged.staged_frame()
-    exists = DeltaTable.isDeltaTable(spark, output.location)
+    exists = ops.exists(spark, output.location)
     if output.mode == "merge" and exists:
-        _delta_merge(DeltaTable.forPath(spark, output.location), frame, output.merge_keys)
+        ops.merge(spark, ref, frame, output.merge_keys)
         return
     writer = frame.write.format("delta")
     if output.partition_by:
@@ -415,28 +431,23 @@ def _promote_delta_path(staged: StagedWrite) -> None:
         writer.mode("overwrite").option("replaceWhere", predicate).save(output.location)
         return
     if output.mode == "append":
-        _delta_append(staged, writer, lambda w: w.save(output.location),
-                      (lambda: DeltaTable.forPath(spark, output.location)) if exists else None)
+        _delta_append(staged, writer, lambda w: w.save(output.location), ref if exists else None)
         return
     writer.mode("overwrite").save(output.location)
 
 
-def _delta_append(staged: StagedWrite, writer: Any, save: Callable[[Any], None],
-                  table: Callable[[], Any] | None) -> None:
+def _delta_append(staged: StagedWrite, writer: Any, save: Callable[[Any], None], table: DeltaRef | None) -> None:
     """Append in one Delta transaction named after the run: Delta skips it when the run already committed.
 
-    `table` gives the existing DeltaTable (None: the append creates it, so nothing can be skipped).
+    `table` is the existing Delta table (None: the append creates it, so nothing can be skipped).
     """
-    before = _delta_version(table()) if table is not None else None
+    ops = delta_ops(staged.spark)
+    before = ops.version(staged.spark, table) if table is not None else None
     save(writer.mode("append").option("txnAppId", f"{RUN_FILE_PREFIX}{staged.tag}").option("txnVersion", 0))
-    staged.skipped = table is not None and _delta_version(table()) == before
+    staged.skipped = table is not None and ops.version(staged.spark, table) == before
     if staged.skipped:
         log.info("append to %s: run %s was already committed; Delta skipped this attempt (txnAppId %s%s)",
                  staged.output.location, staged.run_id, RUN_FILE_PREFIX, staged.tag)
-
-
-def _delta_version(table: Any) -> int:
-    return int(table.history(1).select("version").first()[0])
 
 
 def _clear_values(staged: StagedWrite) -> list[tuple[str, ...]]:
@@ -448,10 +459,8 @@ def _promote_table(staged: StagedWrite) -> None:
     frame = staged.staged_frame()
     if output.mode == "merge":
         _require_delta(spark, f"table {output.location}")
-        from delta.tables import DeltaTable
-
         if spark.catalog.tableExists(output.location):
-            _delta_merge(DeltaTable.forName(spark, output.location), frame, output.merge_keys)
+            delta_ops(spark).merge(spark, DeltaRef(output.location, is_path=False), frame, output.merge_keys)
         else:
             frame.write.format("delta").saveAsTable(output.location)
         return
@@ -472,18 +481,16 @@ def _append_table(staged: StagedWrite, frame: DataFrame, writer: Any) -> None:
     info = table_info(spark, name)
     provider = _table_append_provider(spark, staged.output, info)
     if provider == "delta":
-        from delta.tables import DeltaTable
-
         _require_delta(spark, f"table {name}")
         _delta_append(staged, writer.format("delta"), lambda w: w.saveAsTable(name),
-                      (lambda: DeltaTable.forName(spark, name)) if info is not None else None)
+                      DeltaRef(name, is_path=False) if info is not None else None)
         return
     if info is None:  # create it empty, so that even the first append's files carry the run's name
         frame.limit(0).write.format(provider).partitionBy(*staged.output.partition_by).saveAsTable(name)
         info = table_info(spark, name)
     if info is None or not info.location:
         raise ConfigError(f"table {name}: append needs a table with a location (its files are moved there)")
-    fs = _Fs(spark, info.location)
+    fs = HadoopFs(spark, info.location)
     _check_append_schema(staged, spark.table(name).schema, f"table {name}")
     _append_run(fs, staged, info.location)
     if info.partition_by:
@@ -493,8 +500,14 @@ def _append_table(staged: StagedWrite, frame: DataFrame, writer: Any) -> None:
 
 def preflight(spark: SparkSession, output: Output) -> None:
     """Refuse, before anything is written, an output whose retried runs could not replace their own rows."""
+    provider = None
     if output.format == "table" and output.mode == "append":
-        _table_append_provider(spark, output, table_info(spark, output.location))
+        provider = _table_append_provider(spark, output, table_info(spark, output.location))
+    if kind(spark) == CONNECT and output.mode == "append" and "delta" not in (output.format, provider):
+        # a retried plain-file append would add its rows twice: the run's earlier files cannot be removed
+        what = "table" if output.format == "table" else "path"
+        raise unsupported(f"output {output.location}: append to a plain parquet {what}",
+                          "format delta (an idempotent append) or mode replace_partitions")
 
 
 def _table_append_provider(spark: SparkSession, output: Output, info: TableInfo | None) -> str:
@@ -514,11 +527,20 @@ def _table_append_provider(spark: SparkSession, output: Output, info: TableInfo 
     return provider
 
 
-_PROMOTERS = {
-    (False, False): _promote_parquet,
-    (False, True): _promote_delta_path,
-    (True, False): _promote_table,
+#: (session kind, output format) -> the function that publishes a staged (classic) or pending (Connect) write
+_PROMOTERS: dict[tuple[str, str], Callable[[StagedWrite], None]] = {
+    (CLASSIC, "parquet"): _promote_parquet,
+    (CLASSIC, "delta"): _promote_delta_path,
+    (CLASSIC, "table"): _promote_table,
+    (CONNECT, "parquet"): lambda staged: publish_parquet(staged),  # defined with the Connect section below
+    (CONNECT, "delta"): _promote_delta_path,
+    (CONNECT, "table"): _promote_table,
 }
+
+
+def promoter(session_kind: str, output_format: str) -> Callable[[StagedWrite], None]:
+    """The publisher for a session kind and output format."""
+    return _PROMOTERS[(session_kind, output_format)]
 
 
 # --------------------------------------------------------------------------- helpers for callers
@@ -533,13 +555,11 @@ def replace_partitions(frame: DataFrame, path: str, partition_by: list[str], *, 
 
 def replace_delta_partition(frame: DataFrame, path: str, values: dict[str, str], *, partition_by: list[str]) -> None:
     """Overwrite the rows matching `values` in a Delta table at `path` with `frame` (idempotent re-runs)."""
-    from delta.tables import DeltaTable
-
     spark = frame.sparkSession
     _require_delta(spark, f"report {path}")
     # mergeSchema: a history table written by an older version (fewer report columns) keeps accepting runs.
     writer = frame.write.format("delta").partitionBy(*partition_by).option("mergeSchema", "true")
-    if DeltaTable.isDeltaTable(spark, path):
+    if is_delta_table(spark, path):
         predicate = " AND ".join(f"`{k}` = {_sql_literal(v)}" for k, v in values.items())
         writer.mode("overwrite").option("replaceWhere", predicate).save(path)
     else:
@@ -561,7 +581,7 @@ def dataset_identity(spark: SparkSession, output: Output) -> tuple[str, str]:
         if info is None or not info.location:
             return ("spark_catalog", output.location)
         location = info.location
-    uri = _Fs(spark, location).qualify(location)
+    uri = _qualify(spark, location)
     scheme, _, rest = uri.partition(":")
     if rest.startswith("//"):
         authority, _, path = rest[2:].partition("/")
@@ -570,5 +590,180 @@ def dataset_identity(spark: SparkSession, output: Output) -> tuple[str, str]:
 
 
 def path_exists(spark: SparkSession, path: str) -> bool:
-    """Whether a path exists (any Hadoop file system)."""
-    return _Fs(spark, path).exists(path)
+    """Whether a path exists (any Hadoop file system; on Connect as the server sees it)."""
+    return _session_path_exists(spark, path)
+
+
+# --------------------------------------------------------------------------- Spark Connect: written in place
+#
+# Publication on a Spark Connect session: written in place, because the client cannot rename or delete files.
+#
+# `publish.writer.stage()` returns a `PendingWrite` on Connect: nothing is written yet; its rows are counted
+# from the (cached) frame, so `api._publish` checks conservation before anything is written, exactly as it
+# does for a staged write. `promote()` then writes the output once, in place, and checks what the write
+# reported against that count (a mismatch raises `ConservationError`; the write cannot be undone then).
+# A blocked gate never reaches here: the gate is decided from the check result, and its target is not staged.
+#
+# What each output gives on Connect (`writer.PROMOTERS[("connect", format)]`):
+# - Delta path or Delta table: one Delta commit (atomic by itself). Append carries `txnAppId`/`txnVersion`:
+#   a retried run is skipped (detected by `DESCRIBE HISTORY` before/after). Merge runs as SQL `MERGE INTO`,
+#   `isDeltaTable` as `DESCRIBE DETAIL`: no DeltaTable API (it needs the server's Delta Connect plugin).
+#   The written rows come from the commit's own `operationMetrics` (numOutputRows; a merge's numSourceRows),
+#   read as the table's latest commit: a concurrent writer committing in between makes the check fail loudly.
+# - parquet `replace_partitions` (the quarantine by run, the report history by pipeline/run):
+#   Spark's dynamic partition overwrite. The job writes to a staging directory of its own and swaps only the
+#   written partitions at commit: per-run replace, as on a classic session. One thing is lost: a retry that
+#   now writes no row for a partition cannot remove that partition's earlier rows (logged once per run).
+# - parquet overwrite, catalog parquet table overwrite: Spark deletes the old files before it writes the new
+#   ones, so the output is **not atomic** (a failed write leaves it empty or partial). Logged once per run.
+# - parquet append (path or catalog parquet table): refused by `writer.preflight` before anything is
+#   written (a retried run would add its rows twice); use Delta or replace_partitions.
+# Parquet writes are counted by an `Observation` on the write (4.x client and server), else read back.
+
+
+#: Delta operationMetrics key holding the rows a commit wrote, by operation (DESCRIBE HISTORY)
+_DELTA_ROW_METRICS = {
+    "WRITE": "numOutputRows",
+    "CREATE TABLE AS SELECT": "numOutputRows",
+    "REPLACE TABLE AS SELECT": "numOutputRows",
+    "CREATE OR REPLACE TABLE AS SELECT": "numOutputRows",
+    "MERGE": "numSourceRows",
+}
+
+
+@dataclass
+class PendingWrite(StagedWrite):
+    """An output waiting for promote(): nothing written yet (Connect cannot stage); `rows` counted from the frame."""
+
+    frame: Any = None
+    observation: Any = None
+
+    def promote(self) -> None:
+        """Write the output in place (the gate has passed) and check the rows the write reports."""
+        _log_weaker(self)
+        promoter(CONNECT, self.output.format)(self)
+        if not self.skipped:
+            _check_written(self)
+
+    def discard(self) -> None:
+        """Nothing was written before promote(): nothing to remove."""
+
+    def staged_frame(self) -> DataFrame:
+        """The rows to write."""
+        return self.frame
+
+
+def pending(spark: SparkSession, df: DataFrame, output: Output, *, run_id: str, pipeline: str | None) -> PendingWrite:
+    """The Connect counterpart of `stage()`: count the rows (from the cache); write nothing yet."""
+    write = PendingWrite(spark, output, "", 0, run_id, df.schema, pipeline=pipeline, frame=df)
+    write.rows = df.count()
+    return write
+
+
+# --------------------------------------------------------------------------- parquet
+
+
+def publish_parquet(write: StagedWrite) -> None:
+    """A parquet path on Connect: overwrite in place, or replace the written partitions (dynamic overwrite)."""
+    output = write.output
+    frame = _observed(write, write.staged_frame())
+    writer = frame.write.mode("overwrite")
+    if output.partition_by:
+        writer = writer.partitionBy(*output.partition_by)
+    if output.mode == "replace_partitions":
+        _log_uncleared(write)
+        writer = writer.option("partitionOverwriteMode", "dynamic")
+    writer.parquet(output.location)
+
+
+def _observed(write: StagedWrite, frame: DataFrame) -> DataFrame:
+    """The frame with a row count observed on its write, when the session can observe (4.x)."""
+    if not capabilities(write.spark).observation:
+        return frame
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    write.observation = Observation(f"dqgov_written_{uuid.uuid4().hex[:12]}")  # type: ignore[attr-defined]
+    return frame.observe(write.observation, F.count(F.lit(1)).alias("rows"))  # type: ignore[attr-defined]
+
+
+def _log_uncleared(write: StagedWrite) -> None:
+    """Partitions a classic run would empty (no row this time) stay as they were: say so once per run."""
+    for rel in write.clear:
+        if write.rows == 0 and path_exists(write.spark, f"{write.output.location.rstrip('/')}/{rel}"):
+            log_once(write.run_id, f"uncleared:{write.output.location}:{rel}",
+                     "Spark Connect: %s/%s holds rows of an earlier attempt of run %s that this attempt cannot "
+                     "remove (a Connect client cannot delete files)", write.output.location, rel, write.run_id,
+                     level=logging.WARNING, logger=log)
+
+
+# --------------------------------------------------------------------------- what was written
+
+
+def _check_written(write: StagedWrite) -> None:
+    """Compare the rows the write reports with the rows counted before it; raise on a mismatch."""
+    from dq_governance.publish.policy import check_staged
+
+    written = _written_rows(write)
+    check_staged(f"written {write.output.location}", written, write.rows, write.run_id)
+
+
+def _written_rows(write: StagedWrite) -> int:
+    if write.output.format == "delta" or _table_provider(write) == "delta":
+        if write.rows == 0:  # a Delta write of no rows may commit nothing: the last commit is not ours then
+            return 0
+        ref = DeltaRef(write.output.location, is_path=write.output.format == "delta")
+        return _delta_commit_rows(write.spark, ref)
+    observation = getattr(write, "observation", None)
+    if observation is not None:
+        return int(observation.get.get("rows", -1))
+    return _read_back(write)
+
+
+def _table_provider(write: StagedWrite) -> str | None:
+    if write.output.format != "table":
+        return None
+    info = table_info(write.spark, write.output.location)
+    return info.provider if info is not None else None
+
+
+def _delta_commit_rows(spark: SparkSession, ref: DeltaRef) -> int:
+    """The rows the table's last commit wrote, from its operationMetrics (-1 when it does not say)."""
+    row = spark.sql(f"DESCRIBE HISTORY {ref.sql} LIMIT 1").select("operation", "operationMetrics").first()
+    key = _DELTA_ROW_METRICS.get(str(row["operation"]))
+    metrics = row["operationMetrics"] or {}
+    return int(metrics[key]) if key and key in metrics else -1
+
+
+def _read_back(write: StagedWrite) -> int:
+    """Count what the output holds for the written partitions (all of it for an unpartitioned overwrite)."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    output, spark = write.output, write.spark
+    stored = spark.table(output.location) if output.format == "table" else spark.read.parquet(output.location)
+    if not output.partition_by:
+        return stored.count()
+    values = [row.asDict() for row in write.staged_frame().select(*output.partition_by).distinct().collect()]
+    if not values:
+        return 0
+    match = reduce(lambda a, b: a | b, [
+        reduce(lambda a, b: a & b, [F.col(f"`{k}`").cast("string") == str(v) for k, v in value.items()])
+        for value in values])
+    return stored.where(match).count()
+
+
+# --------------------------------------------------------------------------- weaker guarantees, said once
+
+
+def _log_weaker(write: StagedWrite) -> None:
+    """Log once per run when this output's guarantee on Connect is weaker than on a classic session."""
+    output = write.output
+    plain = output.format == "parquet" or (output.format == "table" and _table_provider(write) in (None, "parquet")
+                                           and output.mode != "merge")
+    if plain and output.mode == "overwrite":
+        log_once(write.run_id, f"overwrite:{output.location}",
+                 "Spark Connect: overwrite of %s (parquet) is not atomic: Spark removes the old files before the "
+                 "new ones are written, so a failed write leaves it empty or partial; use format delta for an "
+                 "atomic overwrite", output.location, level=logging.WARNING, logger=log)

@@ -1,0 +1,348 @@
+"""The run pipeline: one stage after another, each reading what the one before it left in the `Run`.
+
+    history -> check -> guard -> route -> stage -> verify -> promote -> report   (lineage START before,
+                                                                                  COMPLETE / FAIL after)
+
+Each stage calls the one module that does its job (observe, checks, publish.policy, masking,
+publish.writer, publish.report, lineage.emit) and nothing calls back: the data flows one way, from the
+contract to the published outputs and the events. `api.run` builds a `Run` and calls `execute`; a blocked
+run leaves every target exactly as it was (nothing is staged for a blocked target).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from dq_governance.errors import DqGovernanceError, GateFailedError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame
+
+    from dq_governance.checks.result import CheckResult
+    from dq_governance.contracts.model import Contract
+    from dq_governance.publish.writer import Output
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Run:
+    """What one run was asked to do, and what its stages have produced so far."""
+
+    df: DataFrame
+    contract: Contract
+    run_id: str
+    pipeline: str
+    location: str | None = None
+    source: str | None = None
+    target: Output | None = None
+    quarantine: Output | None = None
+    report: str | None = None
+    report_format: str = "parquet"
+    mask: bool = True
+    outputs: bool = True  # False: a metrics-only run (no rows routed, staged or written)
+    failed_sample: int = 0
+    storage: str = "auto"
+    merge_guard: Any = None
+    emitter: Any = None
+    raise_on_block: bool = True
+    # produced by the stages
+    volume_history: list[int] | None = None
+    previous_schema: dict[str, str] | None = None
+    result: CheckResult | None = None
+    masking: str | None = None
+    routing: Any = None
+    frames: dict[str, Any] = field(default_factory=dict)
+    staged: dict[str, Any] = field(default_factory=dict)
+    written: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def base_dir(self) -> Path | None:
+        """The contract file's directory (masking key files are relative to it)."""
+        return Path(self.location).resolve().parent if self.location else None
+
+
+# --------------------------------------------------------------------------- the stages
+
+
+def read_history(run: Run) -> None:
+    """Earlier runs' row counts and input schema from the report history, when a rule needs them."""
+    if not run.report:
+        return
+    from dq_governance.observe.history import previous_run_schema, volume_history
+
+    spark = run.df.sparkSession
+    run.volume_history = volume_history(spark, run.contract, run.report, run.report_format, run.pipeline, run.run_id)
+    run.previous_schema = previous_run_schema(spark, run.contract, run.report, run.report_format, run.pipeline,
+                                              run.run_id)
+
+
+def check(run: Run) -> None:
+    """The check pass: every rule, metric and the gate (and the kept rows unless metrics-only)."""
+    run.result = measure(run.df, run.contract, location=run.location, run_id=run.run_id, pipeline=run.pipeline,
+                         source=run.source, volume_history=run.volume_history, previous_schema=run.previous_schema,
+                         storage=run.storage, outputs=run.outputs)
+    run.masking = run.result.masking = masking_state(run.contract, run.mask, run.df.columns)
+    from dq_governance.lineage.jvm_registry import record_results
+
+    namespace, name = input_identity(run.source, run.contract)
+    record_results(run.df.sparkSession, namespace, name, run.result, contract=run.contract)
+
+
+def guard(run: Run) -> None:
+    """A merge whose keys the check found duplicated or null is blocked (it would corrupt the target)."""
+    if run.target is None or run.merge_guard is None:
+        return
+    from dq_governance.publish import policy
+
+    reason = policy.merge_guard_reason(run.result, run.merge_guard, run.target.merge_keys)
+    if reason:
+        policy.block(run.result, reason)
+
+
+def route(run: Run) -> None:
+    """The frames to publish: rows by the policy, undeclared columns by theirs, masked (not written yet)."""
+    run.routing, run.frames = routed_outputs(run.result, run.contract, mask=run.masking == "applied",
+                                             source=run.source, base_dir=run.base_dir)
+
+
+def stage(run: Run) -> None:
+    """Each output written beside its target (on Spark Connect: counted, to be written in place)."""
+    from dq_governance.publish import policy
+    from dq_governance.publish.writer import partition_dir
+    from dq_governance.publish.writer import stage as stage_output
+
+    assert run.result is not None
+    for kind, output in (("target", run.target), ("quarantine", run.quarantine)):
+        if output is None or run.frames.get(kind) is None:
+            continue
+        try:
+            run.staged[kind] = stage_output(run.frames[kind], output, run_id=run.run_id, pipeline=run.pipeline)
+        except Exception:
+            discard(run)
+            raise
+        if kind == "quarantine":
+            run.staged[kind].clear = [partition_dir(policy.RUN_ID_COL, run.run_id)]
+
+
+def verify(run: Run) -> None:
+    """Conservation: the staged rows are exactly the rows the check routed to each output."""
+    from dq_governance.publish import policy
+
+    assert run.result is not None
+    valid_rows, quarantined_rows = policy.conservation_counts(run.result)
+    expected = {"target": valid_rows + _published_with_errors(run.routing), "quarantine": quarantined_rows}
+    try:
+        for kind, item in run.staged.items():
+            policy.check_staged(kind, item.rows, expected[kind], run.run_id)
+    except Exception:
+        discard(run)
+        raise
+
+
+def promote(run: Run) -> None:
+    """Staged outputs into place (quarantine first: if the target then fails, no bad row was lost)."""
+    from dq_governance.publish.writer import dataset_identity
+
+    result = run.result
+    assert result is not None
+    spark = run.df.sparkSession
+    for kind in ("quarantine", "target"):
+        item = run.staged.get(kind)
+        if item is None:
+            continue
+        item.promote()
+        namespace, name = dataset_identity(spark, item.output)
+        run.written.append({"namespace": namespace, "name": name, "rows": item.rows, "kind": kind,
+                            "location": item.output.location, "format": item.output.format,
+                            "retry_skipped": item.skipped, "schema": item.schema})
+    result.published = "target" in run.staged or (run.target is None and not run.routing.blocked)
+    # the lineage events get the schema as published (undeclared columns, masked types); the result, plain data
+    result.outputs = [{k: v for k, v in out.items() if k != "schema"} for out in run.written]
+    if run.routing.blocked:
+        log.warning("%s: gate blocked publication: %s", result.contract_name, "; ".join(result.gate.reasons))
+    elif run.routing.kept_error_rules and run.contract.quality.on_failure != "skip":
+        log.warning("%s: published rows failing %s (action warn)", result.contract_name,
+                    ", ".join(run.routing.kept_error_rules))
+
+
+def write_report(run: Run) -> None:
+    """One history row per rule; then the failed-row sample, read from the kept rows before their release."""
+    result = run.result
+    assert result is not None
+    if run.report:
+        from dq_governance.publish.report import write_report as write
+
+        write(run.df.sparkSession, result.report_rows(), run.report, format=run.report_format)
+    if run.failed_sample:
+        from dq_governance.publish.policy import unpublished_columns
+
+        gone = set(unpublished_columns(run.contract, result.quarantine_df.columns))
+        result.failed_rows = [{k: v for k, v in row.items() if k not in gone}
+                              for row in result.failed_sample(run.failed_sample)]
+
+
+def discard(run: Run) -> None:
+    """Remove whatever was staged (a failed stage or verification writes nothing)."""
+    for item in run.staged.values():
+        item.discard()
+    run.staged.clear()
+
+
+#: the stages of a run, in order; a metrics-only run skips the ones that move rows
+STAGES: tuple[Callable[[Run], None], ...] = (read_history, check, guard, route, stage, verify, promote, write_report)
+_ROW_STAGES = frozenset({route, stage, verify, promote})
+
+
+def execute(run: Run) -> CheckResult:
+    """Every stage in order, lineage around them; the result (GateFailedError when a blocked run had a target)."""
+    emitter = run.emitter
+    if emitter is not None:
+        namespace, name = input_identity(run.source, run.contract)
+        emitter.start(input_namespace=namespace, input_name=name)
+    try:
+        for step in STAGES:
+            if run.outputs or step not in _ROW_STAGES:
+                step(run)
+    except Exception as exc:
+        if emitter is not None:
+            text = str(exc) if isinstance(exc, DqGovernanceError) else f"{type(exc).__name__}: {_first_line(exc)}"
+            emitter.fail(run.result, text, outputs=[])
+            emitter.close()
+        _release(run.result)
+        raise
+    result = run.result
+    assert result is not None
+    if emitter is not None:
+        if result.gate.publish:
+            emitter.complete(result, outputs=run.written)
+        else:
+            emitter.fail(result, "quality gate blocked publication: " + "; ".join(result.gate.reasons),
+                         outputs=run.written)
+        emitter.close()
+    _release(result)
+    if not result.published and run.target is not None and run.raise_on_block:
+        error = GateFailedError(f"{run.contract.name}: quality gate blocked publication: "
+                                f"{'; '.join(result.gate.reasons)}")
+        error.result = result  # type: ignore[attr-defined]
+        raise error
+    return result
+
+
+def publish(result: CheckResult, contract: Contract, target: Output | None, quarantine: Output | None, *,
+            mask: bool, source: str | None, base_dir: Path | None = None) -> list[dict[str, Any]]:
+    """Route, stage, verify and promote one checked result (a micro-batch); the lineage outputs written."""
+    run = Run(df=result.valid_df, contract=contract, run_id=result.run_id, pipeline=result.pipeline,
+              source=source, target=target, quarantine=quarantine, result=result,
+              masking="applied" if mask else "none")
+    run.routing, run.frames = routed_outputs(result, contract, mask=mask, source=source, base_dir=base_dir)
+    for step in (stage, verify, promote):
+        step(run)
+    return run.written
+
+
+# --------------------------------------------------------------------------- what the stages share
+
+
+def measure(df: DataFrame, contract: Contract, *, location: str | None = None, outputs: bool = True,
+            **options: Any) -> CheckResult:
+    """The engine's pass over `df` (split, or counts when `outputs` is False), with the contract's PII columns."""
+    import uuid
+
+    from dq_governance.checks.engine import evaluate
+
+    options["run_id"] = options.get("run_id") or str(uuid.uuid4())
+    options["pipeline"] = options.get("pipeline") or contract.name
+    result = evaluate(df, contract, mode="split" if outputs else "counts", spark=df.sparkSession, **options)
+    if not result.pii_columns:
+        result.pii_columns = contract.pii_columns()
+    if location and not result.contract_location:
+        result.contract_location = location
+    return result
+
+
+def routed_outputs(
+    result: CheckResult, contract: Contract, *, mask: bool, source: str | None = None, base_dir: Path | None = None,
+    evidence: bool = False,
+) -> tuple[Any, dict[str, Any]]:
+    """The frames a run publishes (not written yet): rows by the policy, undeclared columns by theirs, masked.
+
+    Returns (policy.Routing, {"target": frame | None, "quarantine": frame | None}); `evidence` is route()'s.
+    """
+    from dq_governance.publish import policy
+
+    routing = policy.route(result, contract, source=source, evidence=evidence)
+    _log_undeclared(result.contract_name, contract, result.valid_df.columns)
+    frames = {"target": routing.target_df, "quarantine": routing.quarantine_df}
+    if mask:
+        from dq_governance.masking import apply_masks
+
+        frames = {kind: (apply_masks(frame, contract, base_dir=base_dir) if frame is not None else None)
+                  for kind, frame in frames.items()}
+    return routing, frames
+
+
+def masking_state(contract: Contract, mask: bool, columns: list[str]) -> str:
+    """'applied', 'none' (nothing to mask in an input with `columns`) or 'disabled' (explicitly turned off)."""
+    from dq_governance.masking import masked_columns
+    from dq_governance.masking.policies import undeclared_masks
+
+    if not masked_columns(contract) and not undeclared_masks(contract, columns):
+        return "none"
+    if not mask:
+        log.warning("%s: masking disabled; PII columns are published unmasked", contract.name)
+        return "disabled"
+    return "applied"
+
+
+def input_identity(source: str | None, contract: Contract) -> tuple[str, str]:
+    """OpenLineage (namespace, name) of the input: a file path, else the contract's dataset."""
+    if source and ("/" in source or os.path.exists(source)) and "://" not in source:
+        return "file", str(Path(source).resolve())
+    if source and "://" in source:
+        scheme, _, rest = source.partition("://")
+        authority, _, path = rest.partition("/")
+        return f"{scheme}://{authority}", "/" + path
+    return contract.dataset.namespace or "file", source or contract.dataset.name
+
+
+_UNDECLARED_LOG = {
+    "drop": (logging.INFO, "left undeclared column(s) %s out of the outputs"),
+    "fail": (logging.INFO, "left undeclared column(s) %s out of the outputs"),
+    "keep": (logging.WARNING, "published undeclared column(s) %s as read"),
+    "mask": (logging.INFO, "masked undeclared column(s) %s with the PII default"),
+}
+
+
+def _log_undeclared(name: str, contract: Contract, columns: list[str]) -> None:
+    from dq_governance.contracts.model import undeclared_columns
+
+    found = undeclared_columns(contract, columns)
+    if found:
+        policy = contract.schema_.undeclared_columns
+        level, text = _UNDECLARED_LOG[policy]
+        log.log(level, "%s: " + text + " (schema.undeclared_columns: %s)", name, ", ".join(found), policy)
+
+
+def _published_with_errors(routing: Any) -> int:
+    if not routing.kept_error_rules or routing.quarantine_df is None:
+        return 0
+    from pyspark.sql import functions as F
+
+    from dq_governance.publish.policy import DISPOSITION_COL
+
+    return routing.quarantine_df.where(F.col(DISPOSITION_COL) == "published").count()
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
+
+
+def _release(result: CheckResult | None) -> None:
+    if result is not None:
+        result.release()

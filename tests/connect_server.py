@@ -1,0 +1,149 @@
+"""A local Spark Connect server for the tests, started from PySpark's own jar on a free loopback port.
+
+`ConnectServer().start()` runs `spark-submit --class org.apache.spark.sql.connect.service.SparkConnectServer`
+from the installed pyspark (its wheel has `jars/spark-connect_*.jar` but no `sbin/start-connect-server.sh`),
+bound to 127.0.0.1 only (gRPC, driver RPC and block manager), in a process group of its own, and waits for
+the ready line. `stop()` ends that process group. With `delta=True` the server loads delta-spark (the jar
+matching the installed pip package) and the Delta SQL extension and catalog. Its working directory is the
+repo (the example contracts' reference paths are relative to it); the warehouse and Derby live in `workdir`.
+
+The server's Python worker (foreachBatch of `check_stream`) runs this venv's Python with the repo on
+PYTHONPATH. `SPARK_CONNECT_MODE_ENABLED` / `SPARK_REMOTE` are stripped from the child's environment: a
+remote session in the test process sets the first for the whole process, and a server started with it
+could not create its own classic session.
+
+Run directly to try it: `.venv/bin/python tests/connect_server.py` prints the sc:// URL and waits.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+READY = "Spark Connect server started at"
+#: environment a child Spark process must not inherit from a process that opened a remote session
+CONNECT_ENV = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE", "SPARK_CONNECT_MODE")
+
+
+def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """os.environ without the Connect-mode variables (for every subprocess a Connect test starts)."""
+    env = {k: v for k, v in os.environ.items() if k not in CONNECT_ENV}
+    env.update(extra or {})
+    return env
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _delta_package() -> str:
+    from importlib.metadata import version
+
+    import pyspark
+
+    scala = "2.12" if pyspark.__version__.startswith("3.") else "2.13"
+    return f"io.delta:delta-spark_{scala}:{version('delta-spark')}"
+
+
+class ConnectServer:
+    """One Spark Connect server process (see the module doc)."""
+
+    def __init__(self, workdir: Path, *, delta: bool = True, timeout: float = 240.0, cwd: Path = REPO) -> None:
+        self.workdir = Path(workdir)
+        self.cwd = Path(cwd)  # the server resolves relative paths (e.g. a contract's references) against it
+        self.delta = delta
+        self.timeout = timeout
+        self.port = free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log = self.workdir / "connect-server.log"
+
+    @property
+    def url(self) -> str:
+        """The sc:// URL of the server."""
+        return f"sc://127.0.0.1:{self.port}"
+
+    def command(self) -> list[str]:
+        """The spark-submit command line."""
+        import pyspark
+
+        home = Path(pyspark.__file__).resolve().parent
+        conf = {
+            "spark.connect.grpc.binding.address": "127.0.0.1",
+            "spark.connect.grpc.binding.port": str(self.port),
+            "spark.driver.bindAddress": "127.0.0.1",
+            "spark.driver.host": "127.0.0.1",
+            "spark.ui.enabled": "false",
+            "spark.sql.shuffle.partitions": "2",
+            "spark.default.parallelism": "2",
+            "spark.sql.session.timeZone": "UTC",
+            "spark.sql.ansi.enabled": "true",
+            "spark.driver.memory": "2g",
+            "spark.sql.warehouse.dir": str(self.workdir / "warehouse"),
+            "spark.driver.extraJavaOptions": f"-Dderby.system.home={self.workdir / 'derby'}",
+        }
+        args = [str(home / "bin" / "spark-submit"), "--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
+                "--master", "local[2]", "--name", "dqgov-connect-tests"]
+        if self.delta:
+            args += ["--packages", _delta_package()]
+            conf["spark.sql.extensions"] = "io.delta.sql.DeltaSparkSessionExtension"
+            conf["spark.sql.catalog.spark_catalog"] = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+        for key, value in conf.items():
+            args += ["--conf", f"{key}={value}"]
+        return [*args, "spark-internal"]
+
+    def start(self) -> ConnectServer:
+        """Start the server and wait for its ready line (raises RuntimeError with the log's tail if it dies)."""
+        import pyspark
+
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        home = Path(pyspark.__file__).resolve().parent
+        env = clean_env({
+            "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable,
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+        })
+        with open(self.log, "wb") as out:
+            self.process = subprocess.Popen(self.command(), stdout=out, stderr=subprocess.STDOUT, env=env,
+                                            cwd=self.cwd, start_new_session=True)
+        deadline = time.monotonic() + self.timeout
+        while time.monotonic() < deadline:
+            text = self.log.read_text(errors="replace")
+            if READY in text:
+                return self
+            if self.process.poll() is not None:
+                raise RuntimeError(f"Spark Connect server exited ({self.process.returncode}):\n{text[-3000:]}")
+            time.sleep(0.5)
+        self.stop()
+        raise RuntimeError(f"Spark Connect server not ready after {self.timeout:.0f}s:\n"
+                           f"{self.log.read_text(errors='replace')[-3000:]}")
+
+    def stop(self) -> None:
+        """Stop the server's process group (TERM, then KILL after 30 s)."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        pgid = os.getpgid(self.process.pid)
+        os.killpg(pgid, signal.SIGTERM)
+        try:
+            self.process.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(pgid, signal.SIGKILL)
+            self.process.wait(30)
+
+
+if __name__ == "__main__":  # pragma: no cover - a manual helper
+    import tempfile
+
+    server = ConnectServer(Path(tempfile.mkdtemp(prefix="dqgov-connect-"))).start()
+    print(server.url, flush=True)
+    try:
+        signal.pause()
+    finally:
+        server.stop()
