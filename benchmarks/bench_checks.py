@@ -202,10 +202,10 @@ def ours_split(df: DataFrame, c: Contract, storage: str = "auto") -> dict[str, i
     return {r.name: r.failed_count for r in result.rules if r.failed_count}
 
 
-def kept_bytes(df: DataFrame, c: Contract) -> int:
+def kept_bytes(df: DataFrame, c: Contract, storage: str = "auto") -> int:
     """Bytes the split keeps in Spark's storage (memory + disk) between its pass and its outputs."""
     spark = df.sparkSession
-    result = evaluate(df, c, mode="split")
+    result = evaluate(df, c, mode="split", storage=storage)
     try:
         infos = spark.sparkContext._jsc.sc().getRDDStorageInfo()
         return sum(int(info.memSize()) + int(info.diskSize()) for info in infos)
@@ -266,7 +266,7 @@ def wide(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {"rows": args.rows, "rules": len(c.check_rules()), "pairs": args.wide,
                            "columns": 6 + 2 * args.wide, "repeat": args.repeat, "warmup": args.warmup,
                            "master": args.master, "driver_memory": args.memory or "default (1g)",
-                           "jvm_flag": HUGE_METHODS_FLAG if args.jvm_flag else None, "runs": {}}
+                           "jvm_flag": HUGE_METHODS_FLAG if args.jvm_flag else None, "storage": args.storage, "runs": {}}
     sizes = [args.rows] if args.skip_rows_4x else [args.rows, 4 * args.rows]
     with tempfile.TemporaryDirectory(prefix="bench-wide-") as tmp:
         for rows in sizes:
@@ -277,13 +277,13 @@ def wide(args: argparse.Namespace) -> dict[str, Any]:
             df = spark.read.parquet(path)
             times, answers = timed({"baseline": lambda: baseline(df, pairs=args.wide),
                                     "counts": lambda: ours_counts(df, c),
-                                    "split": lambda: ours_split(df, c)}, args.repeat, args.warmup)
+                                    "split": lambda: ours_split(df, c, args.storage)}, args.repeat, args.warmup)
             assert answers["counts"] == answers["split"], "counts and split disagree"
             base = answers["baseline"]
             assert all(answers["counts"].get(rule["name"], 0) == base[rule["name"]]
                        for rule, _c in pair_rules(args.wide)), "the engine and the hand-written pass disagree"
             out["runs"][str(rows)] = {
-                "kept_mb_per_million_rows": round(kept_bytes(df, c) / rows, 3),  # bytes per row = MB per 1M rows
+                "kept_mb_per_million_rows": round(kept_bytes(df, c, args.storage) / rows, 3),  # bytes per row = MB per 1M rows
                 "seconds": {name: round(statistics.median(t), 3) for name, t in times.items()},
                 "ratios": {"counts_vs_baseline": paired(times, "counts", "baseline"),
                            "split_vs_baseline": paired(times, "split", "baseline")},
@@ -315,6 +315,7 @@ def main() -> None:
     parser.add_argument("--wide", type=int, metavar="N", default=None,
                         help="N pairs of columns with 4 rules each (not-null, range, allowed values, regex)")
     parser.add_argument("--jvm-flag", action="store_true", help=f"start the driver with {HUGE_METHODS_FLAG}")
+    parser.add_argument("--storage", default="auto", help="the split's storage with --wide (auto, packed, cache)")
     args = parser.parse_args()
     is_wide = args.wide is not None
     args.rows = args.rows or (1_000_000 if is_wide else 2_000_000)

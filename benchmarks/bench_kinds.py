@@ -69,10 +69,29 @@ def worker(kind: str, remote: str | None, rows: int, repeat: int, warmup: int) -
         result.release()
         return {r.name: r.failed_count for r in result.rules if r.failed_count}
 
-    times, answers = bc.timed({"check": check}, repeat, warmup)
+    # Masking: 2M CPF-shaped values masked with hmac (the path the session takes: the extension jar's UDF
+    # where it is on the driver, else sha2 over broadcast pads) against a plain select of them, noop sink.
+    from pyspark.sql import functions as F
+
+    from dq_governance.masking import apply_masks
+    from dq_governance.masking.jvm_hmac import HMAC_CLASS
+    from dq_governance.session import java_class
+
+    os.environ.setdefault("DQGOV_MASKING_KEY", "bench-kinds-masking-key-0123456789")
+    cpfs = df.select(F.lpad((F.col("pedido_id") * 7919 % 99_999_999_999).cast("string"), 11, "0").alias("cpf"))
+    masked_contract = bc.Contract.model_validate({
+        "contract": {"name": "bench_mask", "version": "1.0.0"}, "dataset": {"name": "bench.mask"},
+        "schema": {"fields": [{"name": "cpf", "type": "string", "pii": True, "masking": "hmac"}]}})
+    ways = {
+        "check": check,
+        "select": lambda: cpfs.write.format("noop").mode("overwrite").save(),
+        "mask": lambda: apply_masks(cpfs, masked_contract).write.format("noop").mode("overwrite").save(),
+    }
+    times, answers = bc.timed(ways, repeat, warmup)
     out = {"kind": kind, "spark": spark.version, "session_s": round(session_s, 1),
            "seconds": round(statistics.median(times["check"]), 3), "rounds": [round(t, 3) for t in times["check"]],
-           "violations": answers["check"]}
+           "violations": answers["check"], "hmac_path": "jvm" if java_class(spark, HMAC_CLASS) else "sha2",
+           "mask_vs_select": bc.paired(times, "mask", "select")}
     df.unpersist()
     spark.stop()
     return out
@@ -136,6 +155,8 @@ def orchestrate(args: argparse.Namespace) -> dict[str, Any]:
         "classic_spread": round((max(classic) - min(classic)) / reference, 3),
         "ratios_to_classic": {k: round(r["seconds"] / reference, 3) for k, r in runs.items()
                               if "seconds" in r and not k.startswith("classic")},
+        "masking": {k: {"path": r.get("hmac_path"), "mask_vs_select": r.get("mask_vs_select")}
+                    for k, r in runs.items() if "seconds" in r},
         "same_answers": len(answers) == 1,
         "load_avg_1m": [*load, os.getloadavg()[0]],  # at the start and at the end
         "runs": runs,

@@ -327,9 +327,9 @@ def spark_session(
 
 # The listener reflects into java.security on Java 17 (it logs a stack trace without this opening).
 _DRIVER_JAVA_OPTIONS = "--add-opens=java.base/java.security=ALL-UNNAMED"
-# Spark generates one Java method for a check's whole per-row work; past about 45 row rules it exceeds the
-# 8,000 bytes of bytecode above which the JVM never compiles a method, and runs interpreted. Measured on 2M
-# rows (counts mode): 72 rules took 24.6 s, and 6.1 s with this option; 40 rules about 4.1 s either way.
+# The JVM never compiles a method of more than 8,000 bytes of bytecode. The engine keeps its generated methods
+# under that (checks.engine._BitLayout; tests/test_checks_wide.py), but a user's own expressions or a wide
+# select may not: this option lets the JIT compile them anyway (an extra speed-up, not a requirement).
 _COMPILE_HUGE_METHODS = "-XX:-DontCompileHugeMethods"
 _QUIET_LOG4J = Path(__file__).with_name("log4j2-quiet.properties")
 

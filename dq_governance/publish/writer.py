@@ -599,7 +599,7 @@ def path_exists(spark: SparkSession, path: str) -> bool:
 # Publication on a Spark Connect session: written in place, because the client cannot rename or delete files.
 #
 # `publish.writer.stage()` returns a `PendingWrite` on Connect: nothing is written yet; its rows are counted
-# from the (cached) frame, so `api._publish` checks conservation before anything is written, exactly as it
+# from the (cached) frame, so `pipeline.verify` checks conservation before anything is written, exactly as it
 # does for a staged write. `promote()` then writes the output once, in place, and checks what the write
 # reported against that count (a mismatch raises `ConservationError`; the write cannot be undone then).
 # A blocked gate never reaches here: the gate is decided from the check result, and its target is not staged.
