@@ -23,6 +23,7 @@ builder = (
     .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
     .config("spark.sql.shuffle.partitions", "2")
     .config("spark.sql.session.timeZone", "UTC")
+    .config("spark.sql.legacy.timeParserPolicy", "CORRECTED")  # Spark 4's default; 3.5 defaults to EXCEPTION
     .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
     .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
     .config("spark.sql.warehouse.dir", f"{work}/warehouse")

@@ -104,11 +104,6 @@ def test_an_unset_time_parser_policy_is_the_servers_default(spark, time_parser):
         compat.check_time_parser(spark)
 
 
-@pytest.mark.spark
-def test_cache_settings_are_read_at_build_on_spark_35_only(spark):
-    assert compat.cache_settings_read_at_build(spark) is (SPARK_MAJOR == 3)
-
-
 def test_scala_version_is_the_one_of_the_pyspark_jars():
     import pyspark
 

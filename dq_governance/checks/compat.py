@@ -199,14 +199,6 @@ def check_time_parser(spark: Any) -> None:
                           f"(Spark 4's default); set {TIME_PARSER_POLICY_KEY}={TIME_PARSER_POLICY} on the session")
 
 
-def cache_settings_read_at_build(spark: Any) -> bool:
-    """True where canChangeCachedPlanOutputPartitioning counts when the cache is built, not at persist() (3.5).
-
-    Measured on 3.5.9: compression and batch size are read at persist() there too; only the partitioning differs.
-    """
-    return server_major(spark) < 4
-
-
 # --------------------------------------------------------------------------- jars for the Scala line
 
 

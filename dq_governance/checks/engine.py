@@ -413,11 +413,9 @@ def evaluate(
     ctx.check_expressions()
 
     cached: list[DataFrame] = []
-    held: list[Callable[[], None]] = []  # cache settings to restore after the pass (Spark 3.5: persist_for_run)
     try:
-        flagged = _join_flags(ctx, stage, cached, held)
+        flagged = _join_flags(ctx, stage, cached)
     except BaseException:
-        _restore(held)
         for frame in cached:
             frame.unpersist()
         raise
@@ -459,7 +457,7 @@ def evaluate(
             if mode == "split":
                 # One `agg` over the kept frame builds it and measures in the same job. observe() riding on
                 # the cache build was tried: with 40 rules on 2M rows it took 95 s against 26 s for this agg.
-                kept = keep(measured_frame, storage, loose=layout.kept_names(), held=held)
+                kept = keep(measured_frame, storage, loose=layout.kept_names())
                 cached.append(kept)
                 measured_frame = kept.frame
             row = measured_frame.agg(*aggs).collect()[0]
@@ -477,7 +475,6 @@ def evaluate(
             frame.unpersist()
         raise
     finally:
-        _restore(held)
         ctx.drop_view()
 
     valid_rows = int(values["valid"])
@@ -566,14 +563,7 @@ def _stage(df: DataFrame, contract: Contract) -> tuple[DataFrame, dict[str, _Fie
     return (df.select(*columns) if converted else df), fields  # nothing to convert: no projection to analyse
 
 
-def _restore(held: list[Callable[[], None]]) -> None:
-    """Call the held settings' restore functions, last first."""
-    while held:
-        held.pop()()
-
-
-def _join_flags(ctx: BuildContext, stage: DataFrame, cached: list[DataFrame],
-                held: list[Callable[[], None]]) -> DataFrame:
+def _join_flags(ctx: BuildContext, stage: DataFrame, cached: list[DataFrame]) -> DataFrame:
     """Add a marker column per duplicated-key set (aggregation + broadcast join) and per foreign key."""
     flagged = stage
     for (columns, filter_sql), index in ctx.duplicate_sets.items():
@@ -586,8 +576,7 @@ def _join_flags(ctx: BuildContext, stage: DataFrame, cached: list[DataFrame],
             stage.where(present)
             .groupBy(*[ctx.col(c).alias(a) for c, a in zip(columns, aliases)])
             .agg(F.count(F.lit(1)).alias(marker))
-            .where(q(marker) > 1),
-            held,
+            .where(q(marker) > 1)
         )
         cached.append(duplicates)
         found = count_rows(duplicates)  # the one aggregation for this key set

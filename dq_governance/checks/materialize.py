@@ -23,7 +23,7 @@ rows; the outputs are then rebuilt over the unkept plan (see engine).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from dq_governance.errors import ConfigError
 from dq_governance.identifiers import quote_identifier
@@ -66,21 +66,19 @@ def resolve_storage(storage: str, listeners: bool = False) -> str:
     return storage
 
 
-def keep(frame: DataFrame, storage: str = "auto", loose: Sequence[str] = (),
-         held: list[Callable[[], None]] | None = None) -> Kept:
+def keep(frame: DataFrame, storage: str = "auto", loose: Sequence[str] = ()) -> Kept:
     """Mark `frame` to be kept when it is first computed (no job runs here).
 
-    With "packed", the `loose` columns stay cache columns of their own instead of going into the struct;
-    `held` is persist_for_run's.
+    With "packed", the `loose` columns stay cache columns of their own instead of going into the struct.
     """
     chosen = resolve_storage(storage, _has_listeners(frame))
     if chosen == "cache":
-        persisted = persist_for_run(frame, held)
+        persisted = persist_for_run(frame)
         return Kept(persisted, chosen, persisted)
     packed = [quote_identifier(c) for c in frame.columns if c not in loose]
     kept = [quote_identifier(c) for c in loose]
     # SQL text, two calls to the JVM. The view gives back every column under its own name, in frame's order.
-    persisted = persist_for_run(frame.selectExpr(f"struct({', '.join(packed)}) AS {_PACKED_COLUMN}", *kept), held)
+    persisted = persist_for_run(frame.selectExpr(f"struct({', '.join(packed)}) AS {_PACKED_COLUMN}", *kept))
     unpacked = [quote_identifier(c) if c in loose else f"{_PACKED_COLUMN}.{quote_identifier(c)}"
                 for c in frame.columns]
     return Kept(persisted.selectExpr(*unpacked), chosen, persisted)
@@ -122,7 +120,7 @@ def _row_bytes(dtype: DataType) -> int:
     return 0
 
 
-def persist_for_run(frame: DataFrame, held: list[Callable[[], None]] | None = None) -> DataFrame:
+def persist_for_run(frame: DataFrame) -> DataFrame:
     """persist(MEMORY_AND_DISK_DESER) with settings fit for a cache that only this run reads.
 
     - column compression off: compressing costs more CPU than it saves for a cache that lives one run.
@@ -139,14 +137,12 @@ def persist_for_run(frame: DataFrame, held: list[Callable[[], None]] | None = No
       `OutOfMemoryError: Java heap space` while building the cache (a heap dump held 826 MB of cache
       batches, 155 of them of 3.9 MB);
 
-    Spark 4 reads these from a copy of the session conf taken when `persist` is called, so they are set around
-    that call and restored right after (an unset key stays unset). Spark 3.5 reads them when the cache is
-    built (its first action): there, with `held` given, they stay set and the function that restores them is
-    appended to `held`, for the caller to call after that action (in reverse order).
+    Spark reads these from a copy of the session conf taken when `persist` is called (not when the cache is
+    built), so they are set around that call and restored right after (an unset key stays unset). Spark 3.5
+    keeps a cached aggregate's shuffle partitions even so (measured: 50 partitions for 10 keys, also with
+    the setting held until the cache was built); its answers are the same, each partition is one more task.
     """
     from pyspark import StorageLevel  # here, so the CLI can read STORAGES without importing Spark
-
-    from dq_governance.checks import compat
 
     conf = frame.sparkSession.conf
     settings = {**_RUN_CACHE_SETTINGS, _BATCH_SIZE: str(batch_rows(frame.schema))}
@@ -164,7 +160,4 @@ def persist_for_run(frame: DataFrame, held: list[Callable[[], None]] | None = No
     try:
         return frame.persist(StorageLevel.MEMORY_AND_DISK_DESER)
     finally:
-        if held is not None and compat.cache_settings_read_at_build(frame.sparkSession):
-            held.append(restore)
-        else:
-            restore()
+        restore()
