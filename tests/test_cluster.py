@@ -7,17 +7,15 @@ The same file runs under the Spark 3.5 venv (`make test-35`): the job uses the i
 
 from __future__ import annotations
 
-import csv
-import hashlib
-import hmac
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from _hmac_oracle import pseudonym, raw_cpfs
 
 from lineage_schema import validation_errors
 
@@ -56,16 +54,6 @@ def seen(tmp_path_factory):
     return result
 
 
-def pseudonym(cpf: str) -> str:
-    """Python's own HMAC-SHA256 of the CPF's digits, hex: what every engine must produce."""
-    return hmac.new(KEY.encode(), re.sub(r"\D", "", cpf).encode(), hashlib.sha256).hexdigest()
-
-
-def cpfs(name: str, key: str) -> dict[str, str]:
-    with open(DATA / f"{name}.csv", newline="") as handle:
-        return {row[key]: row["cpf"] for row in csv.DictReader(handle)}
-
-
 def test_tasks_ran_in_two_executor_jvms(seen):
     import pyspark
 
@@ -89,15 +77,15 @@ def test_seed_lab_is_blocked_and_the_target_untouched(seen):
 def test_sales_publishes_three_masked_rows(seen):
     sales = seen["sales"]
     assert sales["published"] and sales["counts"] == [6, 3, 3] and sales["quarantine_rows"] == 3
-    raw = cpfs("sales", "venda_id")
-    assert sales["rows"] == {venda: pseudonym(raw[venda]) for venda in ("1001", "1002", "1003")}
+    raw = raw_cpfs("sales", "venda_id")
+    assert sales["rows"] == {venda: pseudonym(KEY, raw[venda]) for venda in ("1001", "1002", "1003")}
 
 
 @pytest.mark.parametrize("engine", ["jvm", "sha2"])
 def test_masked_cpfs_equal_python_hmac(seen, engine):
     masked = seen["masks"][engine]
-    raw = cpfs("customers", "cliente_id")
-    assert len(raw) == 7 and masked["cpf"] == {cid: pseudonym(cpf) for cid, cpf in raw.items()}
+    raw = raw_cpfs("customers", "cliente_id")
+    assert len(raw) == 7 and masked["cpf"] == {cid: pseudonym(KEY, cpf) for cid, cpf in raw.items()}
     # the JVM engine ran as the extension jar's UDF inside the executors (so the jar reached them)
     assert (masked["jvm_udf_in_plan"], masked["sha2_in_plan"]) == (engine == "jvm", engine == "sha2")
 

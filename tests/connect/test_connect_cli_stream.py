@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import dq_governance
+from _stream_batches import BATCHES, HEADER, SCHEMA
 from connect_server import clean_env
 from dq_governance.cli import main
 from dq_governance.contracts.load import load_contract
@@ -115,10 +116,6 @@ def test_escaped_connect_errors_are_one_line_exit_2(spark, capsys):
 
 
 def test_metrics_only_writes_report_and_lineage_but_no_outputs(connect_server, tmp_path):
-    import inspect
-
-    if "outputs" not in inspect.signature(dq_governance.run).parameters:
-        pytest.skip("dq_governance.run(outputs=False) (issue 20) has not landed yet")
     proc = dqgov("check", str(REPO / "contracts" / "orders.yaml"), "--input", str(DATA / "orders.csv"),
                  "--report", str(tmp_path / "report"), "--lineage", f"file:{tmp_path / 'events.jsonl'}",
                  "--metrics-only", "--json", "--remote", connect_server.url, cwd=tmp_path)
@@ -149,16 +146,6 @@ def test_decorators_on_connect(spark):
     assert (seed.last_result.total_rows, seed.last_result.valid_rows) == (7, 1)
 
 
-HEADER = "pedido_id,cliente_id,status,valor,data_pedido,email\n"
-BATCHES = [
-    ["1,101,PAGO,150.00,2026-11-01,ana@example.com", "2,102,CRIADO,230.00,2026-11-02,bruno@example.com",
-     "2,102,CRIADO,230.00,2026-11-02,bruno@example.com"],
-    ["3,,PAGO,99.90,2026-11-03,carla@example.com", "7,107,PAGO,70.00,2026-11-07,gabi@example.com",
-     "1,101,PAGO,150.00,2026-11-01,ana@example.com"],
-    ["8,108,PAGO,80.00,2026-11-08,hugo@example.com", "9,109,CANCELADO,90.00,2026-11-09,iris@example.com",
-     "5,105,PAGO,-100.00,2026-11-05,elisa@example.com"],
-]
-SCHEMA = "pedido_id string, cliente_id string, status string, valor string, data_pedido string, email string"
 
 
 def test_check_stream_per_batch_results_come_from_durable_storage(spark, tmp_path):

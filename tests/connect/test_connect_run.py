@@ -5,15 +5,13 @@ Every count is the seed lab's known answer. Run: DQGOV_CONNECT=1 .venv/bin/pytho
 
 from __future__ import annotations
 
-import csv
-import hashlib
-import hmac
 import json
 import logging
-import re
 from pathlib import Path
 
 import pytest
+
+from _hmac_oracle import pseudonym, raw_cpfs
 
 import _publish_fixtures as fx
 import dq_governance
@@ -43,15 +41,6 @@ def contract(name, **quality):
     if quality:
         loaded = loaded.model_copy(update={"quality": loaded.quality.model_copy(update=quality)})
     return loaded
-
-
-def pseudonym(cpf: str) -> str:
-    return hmac.new(KEY.encode(), re.sub(r"\D", "", cpf).encode(), hashlib.sha256).hexdigest()
-
-
-def raw_cpfs(name: str, key: str) -> dict[str, str]:
-    with open(DATA / f"{name}.csv", newline="") as handle:
-        return {row[key]: row["cpf"] for row in csv.DictReader(handle)}
 
 
 def events(path: Path) -> list[dict]:
@@ -143,7 +132,7 @@ def test_sales_publishes_three_masked_rows(spark, tmp_path):
     assert result.published and (result.total_rows, result.valid_rows, result.invalid_rows) == (6, 3, 3)
     rows = {str(r["venda_id"]): r["cpf"] for r in spark.read.parquet(str(tmp_path / "sales")).collect()}
     raw = raw_cpfs("sales", "venda_id")
-    assert rows == {venda: pseudonym(raw[venda]) for venda in ("1001", "1002", "1003")}
+    assert rows == {venda: pseudonym(KEY, raw[venda]) for venda in ("1001", "1002", "1003")}
     assert spark.read.parquet(str(tmp_path / "sales_quarantine")).count() == 3
     assert [o["rows"] for o in result.outputs] == [3, 3]
 
@@ -155,7 +144,7 @@ def test_masked_cpfs_equal_python_hmac_and_no_key_in_the_plan(spark, capsys):
     masked = apply_masks(read_csv(spark, "customers"), customers).select("cliente_id", "cpf")
     raw = raw_cpfs("customers", "cliente_id")
     assert len(raw) == 7 and {r["cliente_id"]: r["cpf"] for r in masked.collect()} == {
-        cid: pseudonym(cpf) for cid, cpf in raw.items()}
+        cid: pseudonym(KEY, cpf) for cid, cpf in raw.items()}
     for mode in ("simple", "extended", "codegen", "cost", "formatted"):
         masked.explain(mode=mode)
     plans = capsys.readouterr().out
