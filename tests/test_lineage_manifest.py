@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from dq_governance.checks.report_rows import REPORT_COLUMNS
 from dq_governance.cli import main
 from dq_governance.contracts.load import load_contract
 from dq_governance.errors import ConfigError
@@ -35,8 +36,16 @@ def test_orders_entry_is_exactly_what_the_listener_extension_needs(tmp_path):
     compiled = M.compile_directory(CONTRACTS, base_dir=tmp_path)
     doc = compiled.document
     assert (doc["manifestVersion"], doc["producer"], doc["contractFacetSchemaURL"]) == (
-        1, F.PRODUCER, F.CONTRACT_FACET_SCHEMA_URL)
+        2, F.PRODUCER, F.CONTRACT_FACET_SCHEMA_URL)
+    assert doc["reportColumns"] == REPORT_COLUMNS  # the extension appends history rows with these columns
     [orders] = [c for c in doc["contracts"] if c["contract"]["name"] == "orders"]
+    checks = orders.pop("checks")  # the same-pass checks: tests/test_enforce.py runs them
+    assert [r["name"] for r in checks["notSamePass"]] == ["pedido_id_unique", "undeclared_columns"]
+    assert len(checks["rules"]) == 15 and checks["gate"] == {"on_failure": "block_publication",
+                                                           "minimum_valid_ratio": 0.99}
+    [status] = [r for r in checks["rules"] if r["name"] == "status_allowed_values"]
+    assert status["violation"] == {"typed": "(NOT (status IN ('CRIADO', 'PAGO', 'CANCELADO')))",
+                                   "text": "(NOT (status IN ('CRIADO', 'PAGO', 'CANCELADO')))"}
     csv = str(tmp_path / "examples" / "data" / "orders.csv")
     assert orders == {
         "contract": {"name": "orders", "version": "1.0.0", "standard": "native", "enforcement": "blocking",
@@ -63,7 +72,7 @@ def test_orders_entry_is_exactly_what_the_listener_extension_needs(tmp_path):
 
 
 def test_the_manifest_holds_pii_column_names_never_values(tmp_path):
-    text = json.dumps(M.compile_directory(CONTRACTS, base_dir=tmp_path).document)
+    text = json.dumps(M.compile_directory(CONTRACTS, base_dir=tmp_path).document)  # checks included
     for raw in ("ana@example.com", "bruno@example.com", "529.982.247-25"):
         assert raw not in text
     customers = load_contract(CONTRACTS / "customers.yaml")
@@ -83,14 +92,14 @@ def test_globs_uris_and_extra_match_options(tmp_path):
     (tmp_path / "c").mkdir()
     doc = _contract_doc("lake_orders", "s3a://lake/orders/*.parquet")
     (tmp_path / "c" / "lake.yaml").write_text(yaml.safe_dump(doc))
-    compiled = M.compile_directory(tmp_path / "c", base_dir=tmp_path,
+    compiled = M.compile_directory(tmp_path / "c", base_dir=tmp_path, checks=False,
                                    extra_globs=M.parse_match_options(["lake_orders=data/orders_*"]))
     [entry] = compiled.document["contracts"]
     assert entry["match"] == {"globs": ["s3://lake/orders/*.parquet", str(tmp_path / "data" / "orders_*")]}
     with pytest.raises(ConfigError, match=r"--match 'orders': expected CONTRACT_NAME=GLOB"):
         M.parse_match_options(["orders"])
     with pytest.raises(ConfigError, match="--match nope=…: no contract of that name"):
-        M.compile_directory(tmp_path / "c", extra_globs={"nope": ["/x/*"]})
+        M.compile_directory(tmp_path / "c", extra_globs={"nope": ["/x/*"]}, checks=False)
 
 
 def test_two_contracts_claiming_one_dataset_is_a_one_line_error(tmp_path, capsys):
@@ -110,12 +119,15 @@ def test_manifest_cli_writes_the_file_and_reports_skips(tmp_path, capsys):
     out = tmp_path / "deploy" / "manifest.json"
     assert main(["manifest", str(CONTRACTS), "--base-dir", str(tmp_path), "-o", str(out)]) == 0
     captured = capsys.readouterr()
-    assert captured.out.strip() == f"{out}: 4 contracts (manifestVersion 1)"
+    assert captured.out.strip() == f"{out}: 4 contracts (manifestVersion 2)"
     assert captured.err.strip() == (f"dqgov: skipped {CONTRACTS / 'orders.odcs.yaml'}: contract orders 1.0.0 "
                                     f"already compiled from {CONTRACTS / 'orders.yaml'}")
     assert json.loads(out.read_text()) == M.compile_directory(CONTRACTS, base_dir=tmp_path).document
     assert main(["manifest", str(tmp_path / "missing"), "-o", str(out)]) == 2
-    assert capsys.readouterr().err.strip() == f"dqgov: error: {tmp_path / 'missing'}: not a directory of contracts"
+    assert capsys.readouterr().err.strip() == f"dqgov: error: {tmp_path / 'missing'}: no such contract file or directory"
+    # contract files as well as directories
+    assert main(["manifest", str(CONTRACTS / "sales.yaml"), str(CONTRACTS / "orders.yaml"), "-o", str(out)]) == 0
+    assert [c["contract"]["name"] for c in json.loads(out.read_text())["contracts"]] == ["orders", "sales"]
 
 
 def test_enrich_wraps_the_transport_in_the_transform_transport():

@@ -399,18 +399,9 @@ def evaluate(
 
     if any(getattr(item, "date_format", None) for item in [*contract.fields, *rules]):
         compat.check_time_parser(spark)  # before any Spark work: 3.5's default policy aborts the pass instead
-    stage, fields = _stage(df, contract)
-    ctx = BuildContext(spark, df, stage, fields, uuid.uuid4().hex[:12], volume_history)
-    ctx.now, ctx.previous_schema, ctx.contract = now, previous_schema, contract
-    plans: list[tuple[Any, RulePlan, Column | None]] = []
-    for rule in rules:
-        plan = builder_for(rule.type)(rule, ctx)
-        violation = plan.violation
-        scope = ctx.scope(rule)
-        if violation is not None and scope is not None:
-            violation = scope & violation
-        plans.append((rule, plan, violation))
-    ctx.check_expressions()
+    ctx, plans = build_rules(spark, df, contract, rules, volume_history=volume_history)
+    stage, fields = ctx.stage, ctx.fields
+    ctx.now, ctx.previous_schema = now, previous_schema
 
     cached: list[DataFrame] = []
     try:
@@ -517,6 +508,28 @@ def evaluate(
 
 
 # --------------------------------------------------------------------------- steps
+
+
+def build_rules(spark: SparkSession, df: DataFrame, contract: Contract, rules: list[Any], *,
+                volume_history: Sequence[int] | None = None) -> tuple[BuildContext, list[tuple[Any, RulePlan, Column | None]]]:
+    """The typed stage and each rule's plan, its violation scoped by the rule's `filter` (no Spark job).
+
+    The one place rules become Spark expressions: `evaluate` measures them, and `checks.sql_text` compiles
+    the same row conditions to SQL text for the session extension.
+    """
+    stage, fields = _stage(df, contract)
+    ctx = BuildContext(spark, df, stage, fields, uuid.uuid4().hex[:12], volume_history)
+    ctx.contract = contract
+    plans: list[tuple[Any, RulePlan, Column | None]] = []
+    for rule in rules:
+        plan = builder_for(rule.type)(rule, ctx)
+        violation = plan.violation
+        scope = ctx.scope(rule)
+        if violation is not None and scope is not None:
+            violation = scope & violation
+        plans.append((rule, plan, violation))
+    ctx.check_expressions()
+    return ctx, plans
 
 
 def _require_columns(df: DataFrame, contract: Contract, rules: list[Any], source: str | None) -> None:

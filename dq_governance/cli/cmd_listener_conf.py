@@ -37,14 +37,28 @@ def _load(path: str):  # type: ignore[no-untyped-def]
 @click.option("--extension-jar", default=None, metavar="PATH",
               help="The dq-governance-listener jar path on the driver: stable job names for staged writes, and "
                    "with --enrich the transformer (default with --enrich: the local build).")
+@click.option("--enforce", type=click.Choice(["observe", "block"]), default=None,
+              help="Also enable the session extension: every write to a contracted dataset is measured in its own "
+                   "pass (observe), and a failing gate or fail rule stops it before its commit (block). "
+                   "Implies --enrich.")
+@click.option("--history", default=None, metavar="PATH",
+              help="With --enforce: the report history the extension appends its per-rule rows to.")
+@click.option("--pipeline", default=None, metavar="NAME",
+              help="With --enforce: the pipeline name of those rows (default: the Spark application name).")
 def listener_conf_command(contract: str, transport: str | None, jar: str | None, fmt: str, enrich: bool,
-                          manifest: str, extension_jar: str | None) -> int:
+                          manifest: str, extension_jar: str | None, enforce: str | None, history: str | None,
+                          pipeline: str | None) -> int:
     """Print spark-defaults.conf lines and spark-submit --conf flags that enable the OpenLineage listener."""
+    from dq_governance.errors import ConfigError
     from dq_governance.lineage.spark import listener_conf
 
+    if (history or pipeline) and enforce is None:
+        raise ConfigError("--history and --pipeline configure the session extension: add --enforce observe|block")
     loaded = _load(contract)
+    enrich = enrich or enforce is not None
     # Build both forms before printing, so an error never leaves half an output behind.
-    extension = {"enrich": manifest if enrich else False, "extension_jar": extension_jar}
+    extension = {"enrich": manifest if enrich else False, "extension_jar": extension_jar, "enforce": enforce,
+                 "history": history, "pipeline": pipeline}
     defaults = listener_conf(loaded, transport, jar=jar, style="spark-defaults", **extension)
     flags = listener_conf(loaded, transport, jar=jar, style="submit", **extension)
     if enrich:

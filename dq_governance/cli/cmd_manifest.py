@@ -1,4 +1,4 @@
-"""`dqgov manifest CONTRACTS_DIR -o manifest.json`: the governance manifest for the listener extension."""
+"""`dqgov manifest CONTRACTS... -o manifest.json`: the governance manifest for the listener and session extensions."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dq_governance.cli.app import cli
 
 
 @cli.command("manifest")
-@click.argument("contracts_dir", type=click.Path(file_okay=False))
+@click.argument("contracts", nargs=-1, required=True, type=click.Path())
 @click.option("-o", "--output", default="manifest.json", show_default=True, metavar="PATH",
               help="Where to write the manifest (JSON).")
 @click.option("--base-dir", default=None, metavar="DIR",
@@ -16,11 +16,12 @@ from dq_governance.cli.app import cli
 @click.option("--match", "matches", multiple=True, metavar="NAME=GLOB",
               help="Also match contract NAME's dataset by this path glob (repeatable), "
                    "e.g. orders=s3://lake/orders/**.")
-def manifest_command(contracts_dir: str, output: str, base_dir: str | None, matches: tuple[str, ...]) -> int:
-    """Compile the contracts of a directory into the manifest the dq-governance listener extension reads."""
-    from dq_governance.lineage.manifest import compile_directory, parse_match_options, write_manifest
+def manifest_command(contracts: tuple[str, ...], output: str, base_dir: str | None, matches: tuple[str, ...]) -> int:
+    """Compile contract files and directories into the manifest the dq-governance jar reads (facets and checks)."""
+    from dq_governance.lineage.manifest import compile_manifest, contract_sources, parse_match_options, write_manifest
 
-    compiled = compile_directory(contracts_dir, base_dir=base_dir, extra_globs=parse_match_options(matches))
+    compiled = compile_manifest(contract_sources(contracts), base_dir=base_dir,
+                                extra_globs=parse_match_options(matches))
     for line in compiled.skipped:
         click.echo(f"dqgov: skipped {line}", err=True)
     path = write_manifest(compiled.document, output)

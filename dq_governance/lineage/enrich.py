@@ -51,7 +51,8 @@ def require_extension_jar() -> str:
 def resolve_manifest(contract: Any = None, source: str | Path | None = None) -> str:
     """An absolute manifest path: a manifest file as given, or one compiled from a contract directory / file.
 
-    With no source: DQGOV_MANIFEST, else the session's contract compiled into .dqgov/manifests/.
+    With no source: DQGOV_MANIFEST, else the session's contract compiled into .dqgov/manifests/. Compiled here
+    before the session starts, so without the same-pass checks (those need a session: `dqgov manifest`).
     """
     from dq_governance.lineage.manifest import (
         compile_directory, compile_manifest, entry, manifest_document, write_manifest,
@@ -61,10 +62,10 @@ def resolve_manifest(contract: Any = None, source: str | Path | None = None) -> 
     if source is not None:
         path = Path(source)
         if path.is_dir():
-            compiled = compile_directory(path)
+            compiled = compile_directory(path, checks=False)
             return str(write_manifest(compiled.document, _cache_path(path.resolve())))
         if path.suffix in (".yaml", ".yml"):
-            compiled = compile_manifest([path])
+            compiled = compile_manifest([path], checks=False)
             return str(write_manifest(compiled.document, _cache_path(path.resolve())))
         if not path.is_file():
             raise ConfigError(f"{source}: no such manifest; compile one with "

@@ -1,25 +1,32 @@
 """Compile contracts into the governance manifest read by the JVM listener extension (listeners/).
 
-Spark-free. The manifest is a small JSON file: per contract, how to recognise its dataset in the OpenLineage
-Spark listener's events (exact namespace + name, a path glob, a table name) and the facets to add, built by
-the same code as our own events (`dq_governance.lineage.facets`), so both sides describe a dataset alike.
+The manifest is a small JSON file: per contract, how to recognise its dataset in the OpenLineage Spark
+listener's events (exact namespace + name, a path glob, a table name) and the facets to add, built by the same
+code as our own events (`dq_governance.lineage.facets`), so both sides describe a dataset alike.
+
+Version 2 adds, per contract, `checks`: its same-pass rules compiled to Spark SQL text by the engine's own
+rule builders (`dq_governance.checks.sql_text`, which needs a local Spark session), for the session extension
+that measures writes (`spark.sql.extensions=io.github.dqgovernance.spark.GovernanceExtensions`), and
+`reportColumns`, the report history's columns, so the extension appends rows `dqgov report` reads.
 PII safety: the manifest names PII columns (field tags) but never holds a value.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from dq_governance import __version__
+from dq_governance.checks.report_rows import REPORT_COLUMNS
 from dq_governance.errors import ConfigError
 from dq_governance.lineage import facets as F
 
 #: The listener extension rejects any other version with a one-line message and passes events through.
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2
 CONTRACT_SUFFIXES = (".yaml", ".yml")
 GLOB_CHARS = frozenset("*?")
 # Keys of the serialised facets that belong to the facet envelope, not to the manifest entry.
@@ -95,8 +102,9 @@ def match_spec(contract: Any, base_dir: Path, extra_globs: Iterable[str] = ()) -
 
 
 def entry(contract: Any, *, standard: str = "native", location_uri: str | None = None,
-          base_dir: Path | None = None, extra_globs: Iterable[str] = ()) -> dict[str, Any]:
-    """One manifest entry: match rules, owners, classification, tags, documentation, contract identity."""
+          base_dir: Path | None = None, extra_globs: Iterable[str] = (), spark: Any = None) -> dict[str, Any]:
+    """One manifest entry: match rules, owners, classification, tags, documentation, contract identity, and
+    with a Spark session the same-pass checks."""
     out: dict[str, Any] = {
         "contract": _facet_dict(F.contract_facet(contract, standard=standard, location=location_uri)),
         "match": match_spec(contract, base_dir or Path.cwd(), extra_globs),
@@ -112,7 +120,34 @@ def entry(contract: Any, *, standard: str = "native", location_uri: str | None =
     documentation = F.documentation_facet(contract)
     if documentation is not None:
         out["documentation"] = _facet_dict(documentation)
+    if spark is not None:
+        from dq_governance.checks.sql_text import compile_contract
+
+        out["checks"] = compile_contract(spark, contract)
     return out
+
+
+@contextlib.contextmanager
+def compile_session() -> Iterator[Any]:
+    """The classic Spark session the checks compile in: the active one, else a small local one, stopped after."""
+    from pyspark.sql import SparkSession
+
+    from dq_governance import session as sessions
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        if sessions.kind(active) != "classic":
+            raise ConfigError("dqgov manifest compiles checks in a classic Spark session, not over Spark Connect; "
+                              "run it where pyspark starts a local session")
+        yield active
+        return
+    own = (SparkSession.builder.master("local[1]").appName("dqgov-manifest")
+           .config("spark.ui.enabled", "false").getOrCreate())
+    own.sparkContext.setLogLevel("ERROR")
+    try:
+        yield own
+    finally:
+        own.stop()  # a later getOrCreate in this process must not inherit the compile session's settings
 
 
 def contract_files(directory: str | Path) -> list[Path]:
@@ -121,6 +156,23 @@ def contract_files(directory: str | Path) -> list[Path]:
     if not root.is_dir():
         raise ConfigError(f"{directory}: not a directory of contracts")
     return sorted(p for p in root.iterdir() if p.is_file() and p.suffix in CONTRACT_SUFFIXES)
+
+
+def contract_sources(paths: Iterable[str | Path]) -> list[Path]:
+    """Contract files named directly, and the contract files of directories, in the order given."""
+    out: list[Path] = []
+    for text in paths:
+        path = Path(text)
+        if path.is_dir():
+            files = contract_files(path)
+            if not files:
+                raise ConfigError(f"{text}: no contract files (*.yaml, *.yml)")
+            out.extend(files)
+        elif path.is_file():
+            out.append(path)
+        else:
+            raise ConfigError(f"{text}: no such contract file or directory")
+    return out
 
 
 def parse_match_options(values: Iterable[str]) -> dict[str, list[str]]:
@@ -136,9 +188,9 @@ def parse_match_options(values: Iterable[str]) -> dict[str, list[str]]:
 
 def compile_manifest(
     sources: Iterable[str | Path], *, base_dir: str | Path | None = None,
-    extra_globs: dict[str, list[str]] | None = None,
+    extra_globs: dict[str, list[str]] | None = None, checks: bool = True,
 ) -> Compiled:
-    """The manifest for these contract files.
+    """The manifest for these contract files (`checks`: compile the same-pass checks, in a Spark session).
 
     The same contract (name and version) in two formats is listed once, native first. Two different
     contracts claiming the same dataset or table is an error naming both files.
@@ -149,6 +201,16 @@ def compile_manifest(
     extra = dict(extra_globs or {})
     loaded = [(Path(p), *load_contract_with_source(p)) for p in sources]
     loaded.sort(key=lambda item: (item[2].standard != "native", str(item[0])))
+    with compile_session() if checks and loaded else contextlib.nullcontext() as spark:
+        entries, skipped = _entries(loaded, base, extra, spark)
+    if extra:
+        raise ConfigError(f"--match {sorted(extra)[0]}=…: no contract of that name among the inputs")
+    return Compiled(manifest_document(entries), skipped)
+
+
+def _entries(loaded: list[tuple[Path, Any, Any]], base: Path, extra: dict[str, list[str]],
+             spark: Any) -> tuple[list[dict[str, Any]], list[str]]:
+    """The entries of the loaded contracts (each once), and one line per contract file left out."""
     entries: list[dict[str, Any]] = []
     skipped: list[str] = []
     kept: dict[tuple[str, str], Path] = {}
@@ -160,7 +222,7 @@ def compile_manifest(
                            f"from {kept[identity]}")
             continue
         item = entry(contract, standard=source.standard, location_uri=source.location, base_dir=base,
-                     extra_globs=extra.pop(contract.name, []))
+                     extra_globs=extra.pop(contract.name, []), spark=spark)
         if not item["match"]:
             skipped.append(f"{path}: contract {contract.name} has no dataset path, table or namespace to match")
             continue
@@ -171,9 +233,7 @@ def compile_manifest(
                                   f"{owner[0]} ({owner[1]}); one dataset, one contract")
         kept[identity] = path
         entries.append(item)
-    if extra:
-        raise ConfigError(f"--match {sorted(extra)[0]}=…: no contract of that name among the inputs")
-    return Compiled(manifest_document(entries), skipped)
+    return entries, skipped
 
 
 def manifest_document(entries: list[dict[str, Any]]) -> dict[str, Any]:
@@ -183,6 +243,7 @@ def manifest_document(entries: list[dict[str, Any]]) -> dict[str, Any]:
         "generator": f"dq-governance {__version__}",
         "producer": F.PRODUCER,
         "contractFacetSchemaURL": F.CONTRACT_FACET_SCHEMA_URL,
+        "reportColumns": dict(REPORT_COLUMNS),
         "contracts": entries,
     }
 

@@ -359,13 +359,36 @@ def application_run_id(spark: Any) -> str | None:
 # --------------------------------------------------------------------------- cluster configuration
 
 
+#: the session extension that measures every write to a contracted dataset (listeners/, Spark 4.0)
+SESSION_EXTENSION = "io.github.dqgovernance.spark.GovernanceExtensions"
+ENFORCE_MODES = ("observe", "block")
+
+
+def enforce_settings(manifest: str, enforce: str, *, history: str | None = None,
+                     pipeline: str | None = None) -> dict[str, str]:
+    """The session extension's keys: spark.sql.extensions, the manifest, the enforce mode, the report history."""
+    if enforce not in ENFORCE_MODES:
+        raise ConfigError(f"--enforce {enforce!r}: expected observe or block")
+    out = {"spark.sql.extensions": SESSION_EXTENSION, "spark.dqgov.manifest": manifest, "spark.dqgov.enforce": enforce}
+    if history:
+        out["spark.dqgov.history"] = history
+    if pipeline:
+        out["spark.dqgov.pipeline"] = pipeline
+    return out
+
+
 def listener_conf(contract: Any, transport: str | None = None, *, jar: str | None = None,
-                  style: str = "conf", enrich: bool | str = False, extension_jar: str | None = None) -> list[str]:
+                  style: str = "conf", enrich: bool | str = False, extension_jar: str | None = None,
+                  enforce: str | None = None, history: str | None = None, pipeline: str | None = None) -> list[str]:
     """The listener settings for cluster config: `key=value` (conf), spark-defaults lines or --conf flags.
 
     No applicationRunId (each application must get its own) and the API key only as a placeholder. With
-    `enrich` or an `extension_jar`, the extension jar goes on spark.jars and keeps job names stable.
+    `enrich` or an `extension_jar`, the extension jar goes on spark.jars and keeps job names stable. With
+    `enforce` (observe | block), the session extension measures every write to a contracted dataset; it
+    implies `enrich` (the results ride on the listener's events).
     """
+    if enforce is not None and not enrich:
+        enrich = "manifest.json"
     extension = bool(enrich or extension_jar)
     settings = listener_settings(lineage=transport, contract=contract, jar=jar, packages=jar is None,
                                  secrets=False, extension=extension)
@@ -373,6 +396,9 @@ def listener_conf(contract: Any, transport: str | None = None, *, jar: str | Non
         settings = _enrich_settings(settings, contract, enrich, cluster=True, extension_jar=extension_jar)
     elif extension_jar:
         settings["spark.jars"] = ",".join(j for j in (settings.get("spark.jars"), extension_jar) if j)
+    if enforce is not None:
+        manifest = "manifest.json" if enrich is True else str(enrich)
+        settings.update(enforce_settings(manifest, enforce, history=history, pipeline=pipeline))
     if style == "spark-defaults":
         return [f"{key} {value}" for key, value in settings.items()]
     if style == "submit":

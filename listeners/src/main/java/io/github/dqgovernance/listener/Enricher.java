@@ -20,7 +20,8 @@ import java.util.Set;
 final class Enricher {
   static final String CONTRACT_FACET = "dqgov_dataContract";
   /** Fields of a recorded dqgov_dataContract facet that describe the run, not the contract. */
-  static final List<String> STATUS_FIELDS = List.of("status", "quality_score", "valid_rows", "invalid_rows");
+  static final List<String> STATUS_FIELDS = List.of("status", "quality_score", "valid_rows", "invalid_rows",
+      "row_outputs", "enforce", "vetoed", "written_rows", "dropped_rows", "rules", "not_evaluated");
   private static final Set<String> OURS = Set.of(CONTRACT_FACET);
 
   private final Manifest manifest;
@@ -52,17 +53,35 @@ final class Enricher {
         newOutputs.set(i, after);
       }
     }
-    if (newInputs == null && newOutputs == null) {
+    OpenLineage.RunEvent.EventType type = event.getEventType();
+    if (type == OpenLineage.RunEvent.EventType.COMPLETE && vetoed(outputs)) {
+      type = OpenLineage.RunEvent.EventType.FAIL; // the listener reports a vetoed commit as COMPLETE
+    }
+    if (newInputs == null && newOutputs == null && type == event.getEventType()) {
       return event;
     }
     return new OpenLineage(event.getProducer()).newRunEventBuilder()
         .eventTime(event.getEventTime())
-        .eventType(event.getEventType())
+        .eventType(type)
         .run(event.getRun())
         .job(event.getJob())
         .inputs(newInputs != null ? newInputs : inputs)
         .outputs(newOutputs != null ? newOutputs : outputs)
         .build();
+  }
+
+  private static boolean vetoed(List<OpenLineage.OutputDataset> outputs) {
+    for (int i = 0; outputs != null && i < outputs.size(); i++) {
+      OpenLineage.OutputDataset d = outputs.get(i);
+      if (d == null) {
+        continue;
+      }
+      QualityRegistry.Recorded r = QualityRegistry.lookup(d.getNamespace(), d.getName(), Facets.symlinks(d.getFacets()));
+      if (r != null && r.vetoed) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private OpenLineage.InputDataset input(OpenLineage.InputDataset dataset) {
@@ -92,12 +111,29 @@ final class Enricher {
       return dataset;
     }
     return ol.newOutputDataset(dataset.getNamespace(), dataset.getName(),
-        datasetFacets(dataset.getFacets(), entry, recorded), dataset.getOutputFacets());
+        datasetFacets(dataset.getFacets(), entry, recorded, true), dataset.getOutputFacets());
   }
 
   private OpenLineage.DatasetFacets datasetFacets(
       OpenLineage.DatasetFacets facets, Manifest.Entry entry, QualityRegistry.Recorded recorded) {
-    OpenLineage.DatasetFacetsBuilder builder = Facets.copy(facets, OURS);
+    return datasetFacets(facets, entry, recorded, false);
+  }
+
+  private OpenLineage.DatasetFacets datasetFacets(
+      OpenLineage.DatasetFacets facets, Manifest.Entry entry, QualityRegistry.Recorded recorded, boolean output) {
+    java.util.Set<String> replaced = new HashSet<>(OURS);
+    if (output && recorded != null) {
+      replaced.addAll(recorded.outputFacets.keySet());
+    }
+    OpenLineage.DatasetFacetsBuilder builder = Facets.copy(facets, replaced);
+    if (output && recorded != null) {
+      for (Map.Entry<String, Map<String, Object>> e : recorded.outputFacets.entrySet()) {
+        Map<String, Object> properties = new LinkedHashMap<>(e.getValue());
+        URI producer = URI.create((String) properties.remove("_producer"));
+        URI schema = URI.create((String) properties.remove("_schemaURL"));
+        builder.put(e.getKey(), new Facets.MapDatasetFacet(producer, schema, properties));
+      }
+    }
     if (entry != null) {
       OpenLineage.OwnershipDatasetFacet ownership = ownership(facets == null ? null : facets.getOwnership(), entry);
       if (ownership != null) {

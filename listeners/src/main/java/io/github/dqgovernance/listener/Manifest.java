@@ -23,25 +23,35 @@ import java.util.Map;
  * <p>Match order for one dataset: exact namespace+name (the dataset or one of its symlinks), then a table
  * name (against symlink names and the dataset name), then path globs in manifest order.
  */
-final class Manifest {
-  static final int SUPPORTED_VERSION = 1;
+public final class Manifest {
+  /** Version 2 adds each contract's same-pass checks ({@code checks}) for the session extension. */
+  static final int SUPPORTED_VERSION = 2;
+  static final int OLDEST_SUPPORTED_VERSION = 1;
   static final String DEFAULT_PRODUCER = "https://github.com/dq-governance/dq-governance";
   static final String DEFAULT_CONTRACT_SCHEMA_URL =
       "https://raw.githubusercontent.com/dq-governance/dq-governance/v0.1.0/dq_governance/lineage/schemas/"
           + "DataContractDatasetFacet.json#/$defs/DataContractDatasetFacet";
 
   /** One contract: its facets, ready to attach. */
-  static final class Entry {
-    final String contractName;
+  public static final class Entry {
+    public final String contractName;
     final Map<String, Object> contract; // identity fields of dqgov_dataContract, in order
     final List<String[]> owners; // {name, type or null}
     final List<String[]> tags; // {key, value, source or null, field or null}
     final String documentation; // null when the contract has none
     final String documentationContentType;
     final String classification;
+    /** The same-pass checks compiled by {@code dqgov manifest} (JSON object), or null in a version 1 manifest. */
+    public final Map<String, Object> checks;
+
+    /** The contract identity fields of dqgov_dataContract (name, version, standard, enforcement, location). */
+    public Map<String, Object> contract() {
+      return contract;
+    }
 
     Entry(String contractName, Map<String, Object> contract, List<String[]> owners, List<String[]> tags,
-        String documentation, String documentationContentType, String classification) {
+        String documentation, String documentationContentType, String classification, Map<String, Object> checks) {
+      this.checks = checks == null ? null : Collections.unmodifiableMap(checks);
       this.contractName = contractName;
       this.contract = Collections.unmodifiableMap(contract);
       this.owners = Collections.unmodifiableList(owners);
@@ -75,7 +85,9 @@ final class Manifest {
   final String source;
   final URI producer;
   final URI contractSchemaUrl;
-  final List<Entry> entries;
+  public final List<Entry> entries;
+  /** The report history's columns and their Spark SQL types, in order (version 2), else empty. */
+  public final Map<String, String> reportColumns = new LinkedHashMap<>();
   private final Map<String, Entry> exact = new HashMap<>();
   private final Map<String, List<TableMatcher>> tables = new HashMap<>();
   private final List<GlobMatcher> globs = new ArrayList<>();
@@ -87,8 +99,18 @@ final class Manifest {
     this.entries = Collections.unmodifiableList(entries);
   }
 
+  /** The producer URI of our facets. */
+  public URI producer() {
+    return producer;
+  }
+
+  /** The schema URL of the dqgov_dataContract facet. */
+  public URI contractSchemaUrl() {
+    return contractSchemaUrl;
+  }
+
   /** Reads and validates the manifest file. */
-  static Manifest load(Path path) throws ManifestException {
+  public static Manifest load(Path path) throws ManifestException {
     String text;
     try {
       text = new String(Files.readAllBytes(path), StandardCharsets.UTF_8);
@@ -114,9 +136,9 @@ final class Manifest {
     if (!(version instanceof Long)) {
       throw r.error("manifestVersion", "missing or not an integer (expected " + SUPPORTED_VERSION + ")");
     }
-    if ((Long) version != SUPPORTED_VERSION) {
+    if ((Long) version > SUPPORTED_VERSION || (Long) version < OLDEST_SUPPORTED_VERSION) {
       throw r.error("manifestVersion", version + " is not supported by this listener extension (supports "
-          + SUPPORTED_VERSION + "); compile the manifest with the matching dqgov release");
+          + OLDEST_SUPPORTED_VERSION + " to " + SUPPORTED_VERSION + "); compile the manifest with the matching dqgov release");
     }
     URI producer = r.uri(r.optionalString(root, "producer", "producer"), "producer", DEFAULT_PRODUCER);
     URI schema = r.uri(r.optionalString(root, "contractFacetSchemaURL", "contractFacetSchemaURL"),
@@ -124,6 +146,12 @@ final class Manifest {
     List<Object> contracts = r.list(root.get("contracts"), "contracts", true);
     List<Entry> entries = new ArrayList<>();
     Manifest manifest = new Manifest(source, producer, schema, entries);
+    if (root.get("reportColumns") != null) {
+      Map<String, Object> columns = r.object(root.get("reportColumns"), "reportColumns");
+      for (Map.Entry<String, Object> e : columns.entrySet()) {
+        manifest.reportColumns.put(e.getKey(), r.nonEmpty(e.getValue(), "reportColumns." + e.getKey()));
+      }
+    }
     for (int i = 0; i < contracts.size(); i++) {
       String at = "contracts[" + i + "]";
       Map<String, Object> item = r.object(contracts.get(i), at);
@@ -164,7 +192,7 @@ final class Manifest {
   }
 
   /** The contract governing a dataset, or null. {@code symlinks} holds {namespace, name} pairs. */
-  Entry match(String namespace, String name, List<String[]> symlinks) {
+  public Entry match(String namespace, String name, List<String[]> symlinks) {
     Entry hit = exact.get(key(namespace, name));
     if (hit != null) {
       return hit;
@@ -330,7 +358,8 @@ final class Manifest {
         contentType = optionalString(d, "contentType", at + ".documentation.contentType");
       }
       String classification = optionalString(item, "classification", at + ".classification");
-      return new Entry(name, identity, owners, tags, doc, contentType, classification);
+      Map<String, Object> checks = item.get("checks") == null ? null : object(item.get("checks"), at + ".checks");
+      return new Entry(name, identity, owners, tags, doc, contentType, classification, checks);
     }
   }
 }

@@ -22,10 +22,19 @@ public final class QualityRegistry {
   static final class Recorded {
     final Map<String, Map<String, Object>> inputFacets; // facet key -> facet JSON object
     final Map<String, Object> contract; // dqgov_dataContract JSON object, or null
+    final Map<String, Map<String, Object>> outputFacets; // dataset facets for events that write it
+    final boolean vetoed; // the write was stopped before its commit: its COMPLETE is reported as FAIL
 
     Recorded(Map<String, Map<String, Object>> inputFacets, Map<String, Object> contract) {
+      this(inputFacets, contract, Map.of(), false);
+    }
+
+    Recorded(Map<String, Map<String, Object>> inputFacets, Map<String, Object> contract,
+        Map<String, Map<String, Object>> outputFacets, boolean vetoed) {
       this.inputFacets = Collections.unmodifiableMap(inputFacets);
       this.contract = contract == null ? null : Collections.unmodifiableMap(contract);
+      this.outputFacets = Collections.unmodifiableMap(outputFacets);
+      this.vetoed = vetoed;
     }
   }
 
@@ -91,18 +100,30 @@ public final class QualityRegistry {
       throw new IllegalArgumentException("QualityRegistry.record: expected a JSON object");
     }
     Map<String, Object> root = (Map<String, Object>) doc;
+    Map<String, Map<String, Object>> facets = facets(root, "inputFacets");
+    Map<String, Map<String, Object>> outputs = facets(root, "outputFacets");
+    Object contract = root.get("contract");
+    Object vetoed = root.get("vetoed");
+    if (vetoed != null && !(vetoed instanceof Boolean)) {
+      throw new IllegalArgumentException("QualityRegistry.record: vetoed: expected a boolean");
+    }
+    return new Recorded(facets, contract == null ? null : facet(contract, "contract"), outputs,
+        Boolean.TRUE.equals(vetoed));
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Map<String, Object>> facets(Map<String, Object> root, String key) {
     Map<String, Map<String, Object>> facets = new LinkedHashMap<>();
-    Object input = root.get("inputFacets");
-    if (input != null) {
-      if (!(input instanceof Map)) {
-        throw new IllegalArgumentException("QualityRegistry.record: inputFacets: expected an object");
+    Object value = root.get(key);
+    if (value != null) {
+      if (!(value instanceof Map)) {
+        throw new IllegalArgumentException("QualityRegistry.record: " + key + ": expected an object");
       }
-      for (Map.Entry<String, Object> e : ((Map<String, Object>) input).entrySet()) {
-        facets.put(e.getKey(), facet(e.getValue(), "inputFacets." + e.getKey()));
+      for (Map.Entry<String, Object> e : ((Map<String, Object>) value).entrySet()) {
+        facets.put(e.getKey(), facet(e.getValue(), key + "." + e.getKey()));
       }
     }
-    Object contract = root.get("contract");
-    return new Recorded(facets, contract == null ? null : facet(contract, "contract"));
+    return facets;
   }
 
   @SuppressWarnings("unchecked")

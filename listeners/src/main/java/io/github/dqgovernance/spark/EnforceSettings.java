@@ -1,0 +1,94 @@
+package io.github.dqgovernance.spark;
+
+import io.github.dqgovernance.listener.Manifest;
+import io.github.dqgovernance.listener.ManifestException;
+import java.nio.file.Paths;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.spark.sql.internal.SQLConf;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The extension's settings ({@code spark.dqgov.*}), read from the session's SQL conf at each write.
+ *
+ * <p>The manifest is loaded once per path; a missing or broken one logs one line, once, and every write
+ * then proceeds ungoverned.
+ */
+final class EnforceSettings {
+  static final String MANIFEST = "spark.dqgov.manifest";
+  /** The listener transformer's own setting, used when {@link #MANIFEST} is not set. */
+  static final String TRANSFORMER_MANIFEST = "spark.openlineage.transport.transformerProperties.manifest";
+  static final String ENFORCE = "spark.dqgov.enforce";
+  static final String PIPELINE = "spark.dqgov.pipeline";
+  static final String HISTORY = "spark.dqgov.history";
+  static final String COMMIT_PROTOCOL = "spark.sql.sources.commitProtocolClass";
+  static final String DELEGATE_COMMIT_PROTOCOL = "spark.dqgov.commitProtocolClass.delegate";
+  static final String DEFAULT_COMMIT_PROTOCOL =
+      "org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol";
+  static final String PREFIX = "dq-governance extension: ";
+  static final Logger LOG = LoggerFactory.getLogger("io.github.dqgovernance.spark.GovernanceExtensions");
+
+  private static final Map<String, Object> MANIFESTS = new ConcurrentHashMap<>(); // path -> Manifest or reason
+  private static final Map<String, Boolean> WARNED = new ConcurrentHashMap<>();
+
+  final boolean block;
+  final String pipeline;
+  final String history;
+  private final String manifestPath;
+
+  private EnforceSettings(boolean block, String pipeline, String history, String manifestPath) {
+    this.block = block;
+    this.pipeline = pipeline;
+    this.history = history;
+    this.manifestPath = manifestPath;
+  }
+
+  static EnforceSettings read(SQLConf conf, String appName) {
+    String mode = conf.getConfString(ENFORCE, "observe").trim().toLowerCase(Locale.ROOT);
+    if (!mode.equals("observe") && !mode.equals("block")) {
+      warnOnce(ENFORCE + "=" + mode + " is not observe or block; observing");
+      mode = "observe";
+    }
+    String manifest = conf.getConfString(MANIFEST, conf.getConfString(TRANSFORMER_MANIFEST, ""));
+    String history = conf.getConfString(HISTORY, "").trim();
+    return new EnforceSettings(mode.equals("block"), conf.getConfString(PIPELINE, appName),
+        history.isEmpty() ? null : history, manifest.trim());
+  }
+
+  /** The loaded manifest, or null (not configured, or broken: one warning per path). */
+  Manifest manifest() {
+    if (manifestPath.isEmpty()) {
+      return null;
+    }
+    Object loaded = MANIFESTS.computeIfAbsent(manifestPath, path -> {
+      try {
+        return Manifest.load(Paths.get(path));
+      } catch (ManifestException e) {
+        return e.getMessage();
+      } catch (RuntimeException e) {
+        return "manifest " + path + ": " + e.getClass().getSimpleName() + ": " + firstLine(e.getMessage());
+      }
+    });
+    if (loaded instanceof Manifest) {
+      return (Manifest) loaded;
+    }
+    warnOnce(loaded + "; writes proceed ungoverned");
+    return null;
+  }
+
+  static void warnOnce(String message) {
+    if (WARNED.putIfAbsent(message, Boolean.TRUE) == null) {
+      LOG.warn(PREFIX + message);
+    }
+  }
+
+  static String firstLine(String message) {
+    if (message == null) {
+      return "";
+    }
+    int nl = message.indexOf('\n');
+    return nl < 0 ? message : message.substring(0, nl);
+  }
+}

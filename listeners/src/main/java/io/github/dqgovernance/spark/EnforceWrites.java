@@ -1,0 +1,100 @@
+package io.github.dqgovernance.spark;
+
+import io.github.dqgovernance.listener.Manifest;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.spark.sql.SaveMode;
+import org.apache.spark.sql.catalyst.catalog.CatalogTable;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.rules.Rule;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.execution.datasources.InsertIntoHadoopFsRelationCommand;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * The optimizer rule (pre-CBO, once per plan): a file-source write whose target a contract governs gets the
+ * contract's same-pass checks on top of its query. Path writes, {@code saveAsTable}, {@code INSERT INTO} and
+ * CTAS all reach Spark as an {@code InsertIntoHadoopFsRelationCommand} (CTAS in its nested execution).
+ * Writes that match no contract keep their plan unchanged; any internal error leaves the write ungoverned.
+ */
+final class EnforceWrites extends Rule<LogicalPlan> {
+  private final SparkSession session;
+
+  EnforceWrites(SparkSession session) {
+    this.session = session;
+  }
+
+  @Override
+  public LogicalPlan apply(LogicalPlan plan) {
+    if (!(plan instanceof InsertIntoHadoopFsRelationCommand)) {
+      return plan;
+    }
+    InsertIntoHadoopFsRelationCommand cmd = (InsertIntoHadoopFsRelationCommand) plan;
+    String target = String.valueOf(cmd.outputPath());
+    String contract = null;
+    try {
+      if (GovernedWrite.isWrapped(cmd.query())) {
+        return plan;
+      }
+      EnforceSettings settings = EnforceSettings.read(session.sessionState().conf(), session.sparkContext().appName());
+      Manifest manifest = settings.manifest();
+      if (manifest == null) {
+        return plan;
+      }
+      String[] identity = identity(cmd.outputPath().toUri());
+      List<String[]> symlinks = new ArrayList<>();
+      if (cmd.catalogTable().isDefined()) {
+        CatalogTable table = cmd.catalogTable().get();
+        target = table.identifier().unquotedString();
+        symlinks.add(new String[] {"table", table.identifier().unquotedString()});
+      }
+      Manifest.Entry entry = manifest.match(identity[0], identity[1], symlinks);
+      if (entry == null) {
+        return plan;
+      }
+      contract = entry.contractName;
+      if (entry.checks == null) {
+        EnforceSettings.warnOnce("contract " + contract + ": the manifest has no compiled checks (manifestVersion 1); "
+            + "writes to it proceed ungoverned");
+        return plan;
+      }
+      if (settings.block && cmd.mode() == SaveMode.Overwrite && !cmd.dynamicPartitionOverwrite()) {
+        // Spark deletes the old files before the job runs: a veto could not bring them back.
+        throw new GovernanceVetoException("dq-governance: block mode refuses a static overwrite of " + target
+            + " (contract " + contract + "): Spark deletes the old files before the checks run; append, or set "
+            + "spark.sql.sources.partitionOverwriteMode=dynamic for a partitioned target");
+      }
+      GovernedWrite write = new GovernedWrite(manifest, entry, new CompiledChecks(entry.checks), identity[0],
+          identity[1], target, settings, CollectionConverters.asJava(cmd.query().output()));
+      LogicalPlan wrapped = write.wrap(session, cmd.query());
+      PendingWrites.add(write);
+      return cmd.withNewChildren(CollectionConverters.asScala(List.of(wrapped)).toSeq());
+    } catch (GovernanceVetoException e) {
+      throw e;
+    } catch (GovernedWrite.Skip e) {
+      EnforceSettings.LOG.warn(EnforceSettings.PREFIX + "contract " + contract + ", write to " + target + ": "
+          + e.getMessage() + "; the write proceeds ungoverned");
+      return plan;
+    } catch (RuntimeException | LinkageError e) {
+      EnforceSettings.LOG.warn(EnforceSettings.PREFIX + "contract " + contract + ", write to " + target + ": "
+          + e.getClass().getSimpleName() + ": " + EnforceSettings.firstLine(e.getMessage())
+          + "; the write proceeds ungoverned");
+      return plan;
+    }
+  }
+
+  /** The (namespace, name) the OpenLineage listener gives a path: {@code file} + path, else scheme://authority + path. */
+  static String[] identity(URI uri) {
+    String scheme = uri.getScheme() == null ? "file" : uri.getScheme();
+    String path = uri.getPath() == null ? "" : uri.getPath();
+    if (path.length() > 1 && path.endsWith("/")) {
+      path = path.substring(0, path.length() - 1);
+    }
+    if (scheme.equals("file")) {
+      return new String[] {"file", path};
+    }
+    String namespace = scheme + "://" + (uri.getAuthority() == null ? "" : uri.getAuthority());
+    return new String[] {namespace, path};
+  }
+}

@@ -1,0 +1,229 @@
+package io.github.dqgovernance.spark;
+
+import io.github.dqgovernance.listener.Manifest;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.parser.ParserInterface;
+import org.apache.spark.sql.catalyst.plans.logical.CollectMetrics;
+import org.apache.spark.sql.catalyst.plans.logical.Filter;
+import org.apache.spark.sql.catalyst.plans.logical.LocalRelation;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.types.StringType;
+import scala.Option;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * One governed write: the contract's same-pass checks resolved against the written columns, as one
+ * {@code CollectMetrics} node (what {@code Dataset.observe} builds) over the written query, plus a filter
+ * for {@code drop} rules. Everything is counted in the write's own job.
+ */
+final class GovernedWrite {
+  static final String NAME_PREFIX = "dqgov:";
+  private static final AtomicLong COUNTER = new AtomicLong();
+
+  /** A write the extension leaves ungoverned, with the one-line reason. */
+  static final class Skip extends Exception {
+    Skip(String message) {
+      super(message);
+    }
+  }
+
+  final String name; // the CollectMetrics name, unique per write
+  final Manifest.Entry entry;
+  final CompiledChecks checks;
+  final String namespace;
+  final String datasetName;
+  final String target; // the path or table, for messages
+  final EnforceSettings settings;
+  final java.net.URI manifestProducer;
+  final java.net.URI contractSchemaUrl;
+  final Map<String, String> reportColumns;
+  final List<String> metricNames = new ArrayList<>();
+  final Map<Integer, Integer> violationMetric = new LinkedHashMap<>(); // rule index -> metric position
+  final Map<Integer, Integer> scopeMetric = new LinkedHashMap<>();
+  final List<Integer> nullMetric = new ArrayList<>(); // per field
+  final boolean drops;
+  final List<String> variants = new ArrayList<>(); // per rule
+  private final List<String> metricTexts = new ArrayList<>();
+  private String keepText; // the drop filter's condition, or null
+
+  GovernedWrite(Manifest manifest, Manifest.Entry entry, CompiledChecks checks, String namespace, String datasetName, String target,
+      EnforceSettings settings, List<Attribute> output) throws Skip {
+    this.name = NAME_PREFIX + entry.contractName + ":" + COUNTER.incrementAndGet();
+    this.entry = entry;
+    this.checks = checks;
+    this.namespace = namespace;
+    this.datasetName = datasetName;
+    this.target = target;
+    this.settings = settings;
+    this.manifestProducer = manifest.producer();
+    this.contractSchemaUrl = manifest.contractSchemaUrl();
+    this.reportColumns = manifest.reportColumns;
+    Map<String, Attribute> written = new LinkedHashMap<>();
+    for (Attribute a : output) {
+      written.put(a.name().toLowerCase(java.util.Locale.ROOT), a);
+    }
+    Map<String, Boolean> typed = new LinkedHashMap<>();
+    Map<String, Boolean> text = new LinkedHashMap<>();
+    for (CompiledChecks.Field f : checks.fields) {
+      Attribute a = written.get(f.name.toLowerCase(java.util.Locale.ROOT));
+      if (a == null) {
+        throw new Skip("the write has no column " + f.name + " of the contract");
+      }
+      boolean isTyped = a.dataType().simpleString().equals(f.type);
+      boolean isText = a.dataType() instanceof StringType;
+      if (!isTyped && !isText) {
+        throw new Skip("column " + f.name + " is written as " + a.dataType().simpleString() + ", the contract declares "
+            + f.type);
+      }
+      typed.put(f.name, isTyped);
+      text.put(f.name, isText);
+    }
+    add("total", "count(1)");
+    List<String> blocking = new ArrayList<>();
+    List<String> dropping = new ArrayList<>();
+    for (int i = 0; i < checks.rules.size(); i++) {
+      CompiledChecks.Rule rule = checks.rules.get(i);
+      List<String> involved = rule.type.equals("expression") || rule.scope("typed") != null
+          ? fieldNames() : rule.columns;
+      String variant;
+      if (all(typed, involved)) {
+        variant = "typed";
+      } else if (all(text, involved)) {
+        variant = "text";
+      } else {
+        throw new Skip("rule " + rule.name + " reads columns written both typed and as text");
+      }
+      variants.add(variant);
+      String violation = rule.violation(variant);
+      if (violation != null) {
+        violationMetric.put(i, metricTexts.size());
+        add("v" + i, countIf(violation));
+        if (rule.blocks) {
+          blocking.add("(" + violation + ")");
+        }
+        if ("drop".equals(rule.action)) {
+          dropping.add("(" + violation + ")");
+        }
+      }
+      String scope = rule.scope(variant);
+      if (scope != null) {
+        scopeMetric.put(i, metricTexts.size());
+        add("s" + i, countIf(scope));
+      }
+    }
+    for (int j = 0; j < checks.fields.size(); j++) {
+      nullMetric.add(metricTexts.size());
+      Attribute a = written.get(checks.fields.get(j).name.toLowerCase(java.util.Locale.ROOT));
+      add("n" + j, countIf(quote(a.name()) + " IS NULL"));
+    }
+    add("valid", blocking.isEmpty() ? "count(1)" : countIf("NOT coalesce(" + String.join(" OR ", blocking) + ", false)"));
+    drops = !dropping.isEmpty();
+    if (drops) {
+      String any = String.join(" OR ", dropping);
+      add("dropped", countIf(any));
+      keepText = "NOT coalesce(" + any + ", false)";
+    }
+  }
+
+  /**
+   * Rows where the condition is true (null counts as false). Not count_if: Spark 4.0 replaces it with a
+   * common-expression node that only a later optimizer batch rewrites, and this node joins after that batch.
+   */
+  private static String countIf(String condition) {
+    return "count(CASE WHEN coalesce((" + condition + "), false) THEN 1 END)";
+  }
+
+  private void add(String metric, String text) {
+    metricNames.add(metric);
+    metricTexts.add(text + " AS `" + metric + "`");
+  }
+
+  private List<String> fieldNames() {
+    List<String> out = new ArrayList<>();
+    for (CompiledChecks.Field f : checks.fields) {
+      out.add(f.name);
+    }
+    return out;
+  }
+
+  private static boolean all(Map<String, Boolean> flags, List<String> names) {
+    for (String n : names) {
+      if (!Boolean.TRUE.equals(flags.get(n))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  static String quote(String name) {
+    return "`" + name.replace("`", "``") + "`";
+  }
+
+  /** The written query with the metrics node (and the drop filter) on top; analysed here against its output. */
+  LogicalPlan wrap(SparkSession session, LogicalPlan query) throws Skip {
+    ParserInterface parser = session.sessionState().sqlParser();
+    List<NamedExpression> parsed = new ArrayList<>();
+    for (String text : metricTexts) {
+      parsed.add((NamedExpression) parse(parser, text));
+    }
+    LocalRelation relation = new LocalRelation(query.output(), CollectionConverters.asScala(
+        new ArrayList<org.apache.spark.sql.catalyst.InternalRow>()).toList(), false, Option.empty());
+    long id = COUNTER.get();
+    LogicalPlan metrics = finish(session.sessionState().analyzer().execute(
+        new CollectMetrics(name, CollectionConverters.asScala(parsed).toList(), relation, id)));
+    if (!metrics.resolved() || !(metrics instanceof CollectMetrics) || hasCommonExpressions(metrics)) {
+      throw new Skip("the checks do not resolve against the written columns");
+    }
+    LogicalPlan wrapped = new CollectMetrics(name, ((CollectMetrics) metrics).metrics(), query, id);
+    if (keepText != null) {
+      LogicalPlan filter = finish(session.sessionState().analyzer().execute(
+          new Filter(parse(parser, keepText), relation)));
+      if (!filter.resolved() || !(filter instanceof Filter) || hasCommonExpressions(filter)) {
+        throw new Skip("the drop rules do not resolve against the written columns");
+      }
+      Expression keep = ((Filter) filter).condition();
+      wrapped = new Filter(keep, wrapped);
+    }
+    return wrapped;
+  }
+
+  /**
+   * What the optimizer's first batch does to every plan, which ours joins after it: runtime-replaceable
+   * expressions (count_if, to_date, try_to_timestamp, …) become the expressions they stand for.
+   */
+  private static LogicalPlan finish(LogicalPlan analyzed) {
+    return org.apache.spark.sql.catalyst.optimizer.ReplaceExpressions$.MODULE$.apply(analyzed);
+  }
+
+  /** Expressions (BETWEEN, NULLIF, …) whose 4.0 form needs an optimizer batch that runs before ours. */
+  private static boolean hasCommonExpressions(LogicalPlan plan) {
+    for (Expression e : CollectionConverters.asJava(plan.expressions())) {
+      if (e.find(x -> x instanceof org.apache.spark.sql.catalyst.expressions.With).isDefined()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private Expression parse(ParserInterface parser, String text) throws Skip {
+    try {
+      return parser.parseExpression(text);
+    } catch (org.apache.spark.sql.catalyst.parser.ParseException e) {
+      throw new Skip("a compiled check does not parse (" + EnforceSettings.firstLine(e.getMessage()) + ")");
+    }
+  }
+
+  /** Whether a query is already wrapped by this extension (the optimizer may see a plan twice). */
+  static boolean isWrapped(LogicalPlan query) {
+    LogicalPlan p = query instanceof Filter ? ((Filter) query).child() : query;
+    return p instanceof CollectMetrics && ((CollectMetrics) p).name().startsWith(NAME_PREFIX);
+  }
+}

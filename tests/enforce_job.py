@@ -1,0 +1,44 @@
+"""A plain PySpark job for test_enforce.py: it imports nothing from dq_governance.
+
+Governed only by what `spark-submit` passes (the listener, our jar, spark.sql.extensions and spark.dqgov.*).
+Usage: spark-submit … tests/enforce_job.py STEP TARGET [SEED_CSV]
+  append     read the seed CSV (header, every column text) and append it to TARGET as parquet
+  typed      the same with the contract's types cast in Spark, appended as parquet
+  overwrite  the seed, overwritten to TARGET as parquet
+  write-csv / write-json / write-orc   the seed appended in that format
+  table      saveAsTable TARGET (a table name), then CTAS TARGET_ctas from it
+Prints one line: `rows=N` (the rows the step read), then exits 0; a failed write raises.
+"""
+
+import sys
+
+from pyspark.sql import SparkSession
+
+
+def main(step: str, target: str, seed: str) -> None:
+    spark = SparkSession.builder.appName("plain_orders_job").getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    try:
+        orders = spark.read.option("header", True).csv(seed)
+        if step == "typed":
+            orders = orders.selectExpr(
+                "CAST(pedido_id AS BIGINT) AS pedido_id", "CAST(cliente_id AS BIGINT) AS cliente_id", "status",
+                "CAST(valor AS DECIMAL(12,2)) AS valor", "TRY_CAST(data_pedido AS DATE) AS data_pedido", "email")
+        if step in ("append", "typed"):
+            orders.write.mode("append").parquet(target)
+        elif step == "overwrite":
+            orders.write.mode("overwrite").parquet(target)
+        elif step.startswith("write-"):
+            orders.write.mode("append").format(step[len("write-"):]).save(target)
+        elif step == "table":
+            orders.write.mode("append").saveAsTable(target)
+            spark.sql(f"CREATE TABLE {target}_ctas USING parquet AS SELECT * FROM {target}")
+        else:
+            raise SystemExit(f"unknown step {step}")
+        print(f"rows={orders.count()}")
+    finally:
+        spark.stop()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], sys.argv[3])

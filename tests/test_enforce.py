@@ -1,0 +1,378 @@
+"""Contracts enforced by configuration alone: the session extension in real `spark-submit` and `spark-sql` runs.
+
+Every run is a subprocess of PySpark's own launchers with the settings `dqgov listener-conf --enforce` printed,
+the real OpenLineage Spark listener and our jar. The job (tests/enforce_job.py) imports nothing from
+dq_governance. The assertions read what the listener itself wrote, the report history the extension appended,
+and the target's files; the expected counts come from `dq_governance.check` on the same rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pyspark
+import pytest
+import yaml
+
+from dq_governance.api import check
+from dq_governance.lineage.enrich import find_extension_jar
+from dq_governance.lineage.spark import find_listener_jar
+from dq_governance.publish.report import read_history
+from lineage_schema import _validator
+
+REPO = Path(__file__).resolve().parent.parent
+SEED = REPO / "examples" / "data" / "orders.csv"
+JOB = REPO / "tests" / "enforce_job.py"
+SPARK_HOME = Path(pyspark.__file__).resolve().parent
+DQGOV = Path(sys.executable).parent / "dqgov"
+SPARK_40 = pyspark.__version__.startswith("4.0")
+
+pytestmark = [pytest.mark.spark, pytest.mark.integration]
+
+#: same-pass rule types on the edge cases the engine's tests use (nulls, blanks, bad dates, non-ASCII text)
+PARITY_CSV = """id,name,email,cpf,amount,day,code,note
+1,Ana,ana@example.com,529.982.247-25,10.5,2026-11-01,K1,ok
+2,  ,bad-email,111.111.111-11,-3,2026-02-30,K9,
+3,,,,,,,
+4,José Ñandú,jose@exemplo.com.br,12345678909,1e3,01/11/2026,k1,çãõ
+5,Zoë,zoe@@x.org,529.982.247-2X,abc,2026-13-01,K0,   
+6,Łukasz,lukasz@example.pl,52998224725,99999,2026-11-31,K2,ok
+"""
+PARITY_CONTRACT = {
+    "contract": {"name": "parity", "version": "1.0.0", "owner": "team:qa"},
+    "dataset": {"name": "parity", "format": "parquet"},
+    "schema": {"fields": [
+        {"name": "id", "type": "long", "required": True},
+        {"name": "name", "type": "string", "required": True},
+        {"name": "email", "type": "string", "format": "email"},
+        {"name": "cpf", "type": "string", "format": "cpf"},
+        {"name": "amount", "type": "double", "minimum": 0, "maximum": 1000},
+        {"name": "day", "type": "date", "date_format": "yyyy-MM-dd"},
+        {"name": "code", "type": "string", "allowed_values": ["K0", "K1", "K2"]},
+        {"name": "note", "type": "string"},
+    ]},
+    "quality": {"on_failure": "warn", "rules": [
+        {"type": "regex", "column": "code", "pattern": "^K[0-9]$"},
+        {"type": "length", "column": "name", "min": 3, "max": 6},
+        {"type": "expression", "name": "amount_below_id", "expression": "amount IS NULL OR amount > id"},
+        {"type": "not_null", "name": "note_when_ok", "columns": ["note"], "filter": "code = 'K1'"},
+        {"type": "missing_count", "column": "note", "must_be": "<= 1"},
+        {"type": "invalid_percent", "column": "email", "valid_format": "email", "must_be": "< 10%"},
+        {"type": "row_count", "must_be": ">= 6"},
+    ]},
+}
+
+
+def _contract(work: Path, name: str, *, path: str | None = None, table: str | None = None,
+              extra_rules: list[dict] | None = None) -> Path:
+    doc = yaml.safe_load((REPO / "contracts" / "orders.yaml").read_text())
+    doc["contract"]["name"] = name
+    doc["dataset"] = {"name": name, "format": "parquet", **({"path": path} if path else {}),
+                      **({"table": table} if table else {})}
+    doc["quality"]["rules"] = doc["quality"]["rules"] + (extra_rules or [])
+    target = work / f"{name}.yaml"
+    target.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
+    return target
+
+
+def _dqgov(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    proc = subprocess.run([str(DQGOV), *args], cwd=cwd, env=_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENLINEAGE", "DQGOV_", "SPARK_", "PYSPARK_"))}
+    env.update(SPARK_HOME=str(SPARK_HOME), PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    return env
+
+
+def _flags(work: Path, contract: Path, events: Path, enforce: str, manifest: Path | str) -> list[str]:
+    """The `--conf` flags exactly as `dqgov listener-conf --enforce` prints them."""
+    out = _dqgov("listener-conf", str(contract), "--enforce", enforce, "--transport", f"file:{events}",
+                 "--jar", find_listener_jar(), "--extension-jar", find_extension_jar(), "--manifest", str(manifest),
+                 "--history", str(work / "history"), "--format", "submit", cwd=work).stdout
+    lines = [line.strip().rstrip("\\").strip() for line in out.splitlines() if line.strip().startswith("--conf")]
+    return [part for line in lines for part in shlex.split(line)]
+
+
+def _submit(work: Path, flags: list[str], *args: str, tool: str = "spark-submit") -> subprocess.CompletedProcess:
+    cmd = [str(SPARK_HOME / "bin" / tool), "--master", "local[1]", *flags,
+           "--conf", f"spark.sql.warehouse.dir={work / 'warehouse'}", "--conf", "spark.ui.enabled=false",
+           "--driver-java-options", f"-Dderby.system.home={work}"]
+    cmd += [*args] if tool == "spark-sql" else [str(JOB), *args]
+    return subprocess.run(cmd, cwd=work, env=_env(), capture_output=True, text=True, timeout=300)
+
+
+def _events(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
+def _governed_outputs(events: list[dict], name: str) -> list[tuple[dict, dict]]:
+    """(event, contract facet) of every event whose output `name` carries same-pass results."""
+    out = []
+    for event in events:
+        for dataset in event.get("outputs") or []:
+            facet = (dataset.get("facets") or {}).get("dqgov_dataContract") or {}
+            if dataset["name"].endswith(name) and "rules" in facet:
+                out.append((event, dataset))
+    return out
+
+
+def _files(path: Path) -> list[tuple]:
+    import pyarrow.parquet as pq
+
+    out = []
+    for p in sorted(path.iterdir()):
+        shape = re.sub(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "<job>", p.name)
+        if p.suffix == ".crc":  # a checksum of those bytes: present on both sides is all that can match
+            out.append((shape,))
+        elif p.suffix == ".parquet":
+            meta = pq.ParquetFile(p).metadata
+            out.append((shape, pq.read_table(p).to_pylist(), meta.num_row_groups, meta.serialized_size, meta.metadata))
+        else:
+            out.append((shape, p.read_bytes()))
+    return out
+
+
+def _tree_digest(path: Path) -> dict[str, str]:
+    return {str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    if not SPARK_40:
+        pytest.skip("the session extension runs on Spark 4.0 (test_extension_on_spark_35_logs_one_line_and_steps_aside)")
+    if find_listener_jar() is None or find_extension_jar() is None:
+        pytest.fail("listener jars missing: run `make listener-jar listener`")
+    work = tmp_path_factory.mktemp("enforce")
+    (work / "parity.csv").write_text(PARITY_CSV, encoding="utf-8")
+    (work / "good.csv").write_text("\n".join(SEED.read_text().splitlines()[:3]) + "\n")
+    contracts = [
+        _contract(work, "orders", path=str(work / "orders")),
+        _contract(work, "orders_block", path=str(work / "blocked")),
+        _contract(work, "orders_drop", path=str(work / "dropped"), extra_rules=[
+            {"type": "allowed_values", "name": "status_known", "column": "status",
+             "values": ["CRIADO", "PAGO", "CANCELADO"], "action": "drop"}]),
+        _contract(work, "orders_sql", table="orders_sql"),
+    ]
+    parity = work / "parity.yaml"
+    parity.write_text(yaml.safe_dump({**PARITY_CONTRACT, "dataset": {**PARITY_CONTRACT["dataset"],
+                                                                     "path": str(work / "parity")}},
+                                     sort_keys=False, allow_unicode=True), encoding="utf-8")
+    contracts.append(parity)
+    # contract files as well as directories: four files named, and nothing else in the directory is read
+    _dqgov("manifest", *map(str, contracts), "-o", str(work / "manifest.json"), cwd=work)
+    return work
+
+
+@pytest.fixture(scope="module")
+def observed(work):
+    """The seed lab's seven orders appended to parquet by a plain job, in observe mode."""
+    events = work / "observe.jsonl"
+    proc = _submit(work, _flags(work, work / "orders.yaml", events, "observe", work / "manifest.json"),
+                   "append", str(work / "orders"), str(SEED))
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return proc, _events(events)
+
+
+def _expected(spark, contract: Path, csv: Path):
+    result = check(spark.read.option("header", True).csv(str(csv)), str(contract))
+    return result
+
+
+def test_the_listener_event_has_the_engine_s_count_for_every_same_pass_rule(spark, work, observed):
+    proc, events = observed
+    assert "rows=7" in proc.stdout
+    governed = _governed_outputs(events, "/orders")
+    assert [e["eventType"] for e, _d in governed][-1] == "COMPLETE"
+    event, dataset = governed[-1]
+    facet = dataset["facets"]["dqgov_dataContract"]
+    expected = _expected(spark, work / "orders.yaml", SEED)
+    same_pass = {r["name"]: r["failed_count"] for r in facet["rules"] if "failed_count" in r}
+    assert same_pass == {r.name: r.failed_count for r in expected.rules
+                         if r.name in same_pass}
+    assert {k: v for k, v in same_pass.items() if v} == {
+        "cliente_id_not_null": 1, "status_allowed_values": 1, "valor_range": 1, "data_pedido_type": 1}
+    assert len(same_pass) == 14  # every row rule of the contract but the uniqueness one
+    assert (facet["status"], facet["valid_rows"], facet["invalid_rows"], facet["written_rows"], facet["vetoed"],
+            facet["enforce"], facet["row_outputs"]) == ("failed", 3, 4, 7, False, "observe", "write")
+    metrics = dataset["facets"]["dataQualityMetrics"]
+    assert metrics["rowCount"] == 7
+    assert {c: m["nullCount"] for c, m in metrics["columnMetrics"].items()} == {
+        "pedido_id": 0, "cliente_id": 1, "status": 0, "valor": 0, "data_pedido": 0, "email": 0}
+    for key in ("dqgov_dataContract", "dataQualityMetrics"):
+        facet_json = dataset["facets"][key]
+        errors = list(_validator(facet_json["_schemaURL"]).iter_errors(facet_json))
+        assert errors == [], (key, errors[:1])
+    assert "ana@example.com" not in json.dumps(events)  # no value of the PII column leaves
+
+
+def test_rules_that_cannot_run_in_the_write_pass_are_listed_with_their_reason(work, observed):
+    _proc, events = observed
+    _event, dataset = _governed_outputs(events, "/orders")[-1]
+    manifest = json.loads((work / "manifest.json").read_text())
+    orders = next(c for c in manifest["contracts"] if c["contract"]["name"] == "orders")
+    reasons = {r["name"]: r["reason"] for r in orders["checks"]["notSamePass"]}
+    assert reasons == {
+        "pedido_id_unique": "needs every row's key at once (an aggregation and a join beside the write)",
+        "undeclared_columns": "judged on the input's column names by dqgov check"}
+    assert dataset["facets"]["dqgov_dataContract"]["not_evaluated"] == orders["checks"]["notSamePass"]
+
+
+def test_the_report_history_has_the_rows_under_the_application_name(spark, work, observed):
+    rows = {r["check_name"]: r for r in read_history(str(work / "history"), spark=spark, contract="orders").collect()}
+    expected = _expected(spark, work / "orders.yaml", SEED)
+    assert {r["pipeline"] for r in rows.values()} == {"plain_orders_job"}
+    assert set(rows) == {r.name for r in expected.rules}  # the same-pass rules and the two not evaluated
+    for rule in expected.rules:
+        row = rows[rule.name]
+        if row["rule_status"] == "skipped":
+            assert rule.name in ("pedido_id_unique", "undeclared_columns")
+            assert row["message"].startswith("not evaluated in the write pass: ")
+        else:
+            assert (row["failed_count"], row["rule_status"]) == (rule.failed_count, rule.status), rule.name
+    assert {(r["total_rows"], r["valid_rows"], r["published"], r["row_outputs"]) for r in rows.values()} == {
+        (7, 3, True, "write")}
+
+
+def test_the_spark_sql_cli_insert_into_a_governed_table_is_measured(work):
+    events = work / "sql.jsonl"
+    flags = _flags(work, work / "orders_sql.yaml", events, "observe", work / "manifest.json")
+    sql = ("CREATE TABLE orders_sql (pedido_id BIGINT, cliente_id BIGINT, status STRING, valor DECIMAL(12,2), "
+           "data_pedido DATE, email STRING) USING parquet; "
+           "INSERT INTO orders_sql VALUES (1, 101, 'PAGO', 150.00, DATE'2026-11-01', 'ana@example.com'), "
+           "(4, 104, 'DESCONHECIDO', -5.00, NULL, 'x')")
+    proc = _submit(work, flags, "-e", sql, tool="spark-sql")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    governed = _governed_outputs(_events(events), "/orders_sql")
+    assert governed, "no event for the INSERT carried the contract's results"
+    facet = governed[-1][1]["facets"]["dqgov_dataContract"]
+    failed = {r["name"]: r["failed_count"] for r in facet["rules"] if r.get("failed_count")}
+    assert failed == {"status_allowed_values": 1, "valor_range": 1, "data_pedido_not_null": 1, "email_format": 1}
+    assert (facet["name"], facet["written_rows"], facet["valid_rows"]) == ("orders_sql", 2, 1)
+
+
+def test_block_mode_vetoes_an_append_that_fails_the_gate_and_keeps_the_target(work):
+    events = work / "block.jsonl"
+    flags = _flags(work, work / "orders_block.yaml", events, "block", work / "manifest.json")
+    first = _submit(work, flags, "append", str(work / "blocked"), str(work / "good.csv"))
+    assert first.returncode == 0, first.stderr[-4000:]
+    before = _tree_digest(work / "blocked")
+    second = _submit(work, flags, "append", str(work / "blocked"), str(SEED))
+    assert second.returncode != 0
+    lines = [line for line in second.stderr.splitlines() if "GovernanceVetoException: " in line]
+    message = lines[0].split("GovernanceVetoException: ", 1)[1]
+    assert message == (f"dq-governance: write to file:{work / 'blocked'} blocked by contract orders_block "
+                       "(valid ratio 0.4286 is below minimum_valid_ratio 0.99); 7 row(s) checked, 3 valid; "
+                       "nothing was committed")
+    assert _tree_digest(work / "blocked") == before  # listed and hashed: byte for byte as it was
+    governed = _governed_outputs(_events(events), "/blocked")
+    assert [(e["eventType"], d["facets"]["dqgov_dataContract"]["vetoed"]) for e, d in governed
+            if e["eventType"] in ("COMPLETE", "FAIL")] == [("COMPLETE", False), ("FAIL", True)]
+
+
+def test_block_mode_refuses_a_static_overwrite_up_front(work):
+    events = work / "overwrite.jsonl"
+    flags = _flags(work, work / "orders_block.yaml", events, "block", work / "manifest.json")
+    target = work / "blocked"
+    before = _tree_digest(target)
+    proc = _submit(work, flags, "overwrite", str(target), str(work / "good.csv"))
+    assert proc.returncode != 0
+    assert "block mode refuses a static overwrite of file:" in proc.stderr
+    assert _tree_digest(target) == before
+
+
+def test_a_drop_rule_writes_exactly_the_rows_that_pass_it(spark, work):
+    events = work / "drop.jsonl"
+    proc = _submit(work, _flags(work, work / "orders_drop.yaml", events, "observe", work / "manifest.json"),
+                   "append", str(work / "dropped"), str(SEED))
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    written = spark.read.parquet(str(work / "dropped"))
+    assert sorted(r["pedido_id"] for r in written.collect()) == ["1", "2", "2", "3", "5", "6"]
+    facet = _governed_outputs(_events(events), "/dropped")[-1][1]["facets"]["dqgov_dataContract"]
+    assert (facet["dropped_rows"], facet["written_rows"]) == (1, 6)
+    assert {r["name"]: r.get("failed_count") for r in facet["rules"]}["status_known"] == 1
+
+
+def test_an_ungoverned_write_is_the_same_with_and_without_the_extension(work):
+    with_ext = work / "plain_with.jsonl"
+    flags = _flags(work, work / "orders.yaml", with_ext, "observe", work / "manifest.json")
+    without = work / "plain_without.jsonl"
+    printed = _flags(work, work / "orders.yaml", without, "observe", work / "manifest.json")
+    pairs = [printed[i:i + 2] for i in range(0, len(printed), 2)]  # ["--conf", "key=value"]
+    plain = [part for pair in pairs if not pair[1].startswith(("spark.sql.extensions=", "spark.dqgov."))
+             for part in pair]
+    for flag_set, name in ((flags, "free_with"), (plain, "free_without")):
+        proc = _submit(work, flag_set, "append", str(work / name), str(SEED))
+        assert proc.returncode == 0, proc.stderr[-4000:]
+    # The same files: names (but the random job id), rows, schema and footer metadata. Not raw bytes: parquet-mr
+    # lists each column's encodings from a hash set, whose order changes from one JVM to the next.
+    assert _files(work / "free_with") == _files(work / "free_without")
+
+    def shape(path: Path, name: str) -> list:
+        out = []
+        for event in _events(path):
+            for d in event.get("outputs") or []:
+                if d["name"].endswith(name):
+                    out.append((event["eventType"], sorted(d.get("facets") or {}),
+                                {k: v for k, v in (d.get("facets") or {}).get("schema", {}).items() if k != "_producer"}))
+        return out
+    assert shape(with_ext, "/free_with") == shape(without, "/free_without")
+    assert shape(with_ext, "/free_with")  # the listener did report the write
+
+
+def test_a_broken_manifest_lets_the_job_finish_with_one_warning(work):
+    broken = work / "broken.json"
+    broken.write_text('{"manifestVersion": 2, "contracts": [')
+    proc = _submit(work, _flags(work, work / "orders.yaml", work / "broken.jsonl", "block", broken),
+                   "append", str(work / "orders_broken"), str(SEED))
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    ours = [line for line in proc.stderr.splitlines() if "dq-governance extension: " in line]
+    assert len(ours) == 1
+    assert ours[0].endswith(f"manifest {broken}: invalid JSON at line 1, column 38: unexpected end of input; "
+                            "writes proceed ungoverned")
+    assert len(list((work / "orders_broken").glob("*.parquet"))) == 1
+
+
+def test_parity_every_same_pass_rule_type_counts_as_the_engine_does(spark, work):
+    events = work / "parity.jsonl"
+    proc = _submit(work, _flags(work, work / "parity.yaml", events, "observe", work / "manifest.json"),
+                   "append", str(work / "parity"), str(work / "parity.csv"))
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    facet = _governed_outputs(_events(events), "/parity")[-1][1]["facets"]["dqgov_dataContract"]
+    ours = {r["name"]: (r.get("failed_count"), r["status"], r.get("metric_value")) for r in facet["rules"]}
+    expected = _expected(spark, work / "parity.yaml", work / "parity.csv")
+    engine = {r.name: (r.failed_count, r.status, r.metric_value if r.type in ("row_count", "missing_count",
+                                                                               "invalid_percent") else None)
+              for r in expected.rules if r.name in ours}
+    assert ours.keys() == engine.keys()
+    assert {"regex", "length", "expression", "not_null", "missing_count", "invalid_percent", "row_count", "format",
+            "range", "allowed_values", "type"} <= {r["type"] for r in facet["rules"]}
+    assert ours == engine
+    assert sum(1 for v in ours.values() if v[0]) >= 10  # the edge cases do fail most rules
+
+
+@pytest.mark.skipif(SPARK_40, reason="Spark 3.5 only")
+def test_extension_on_spark_35_logs_one_line_and_steps_aside(tmp_path):
+    jar = find_extension_jar()
+    assert jar, "run `make listener`"
+    proc = subprocess.run(
+        [str(SPARK_HOME / "bin" / "spark-submit"), "--master", "local[1]", "--conf", f"spark.jars={jar}",
+         "--conf", "spark.sql.extensions=io.github.dqgovernance.spark.GovernanceExtensions",
+         "--conf", f"spark.dqgov.manifest={tmp_path / 'none.json'}", "--conf", "spark.ui.enabled=false",
+         str(JOB), "append", str(tmp_path / "out"), str(SEED)],
+        cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    ours = [line for line in proc.stderr.splitlines() if "dq-governance extension: " in line]
+    assert len(ours) == 1 and ours[0].endswith(
+        f"Spark {pyspark.__version__} is not supported (Spark 4.0 only); the session is left as it was")
+    assert "rows=7" in proc.stdout
