@@ -75,7 +75,7 @@ test-cluster: venv java listener
 TESTS_35 = $(addprefix tests/,$(TESTS_35_FILES))
 TESTS_35_FILES = \
 	test_checks_seed.py test_checks_engine.py test_checks_formats.py test_failed_sample.py \
-	test_undeclared_rule.py test_metrics_only.py \
+	test_undeclared_rule.py test_metrics_only.py test_enforce.py \
 	test_publish_run.py test_publish_writer.py test_publish_report.py test_publish_policy.py test_publish_delta.py \
 	test_publish_decorators.py test_masking_e2e.py test_masking_leaks.py test_masking_policies.py \
 	test_lineage_events.py test_lineage_listener.py test_listener_enrich.py test_lineage_spark.py \

@@ -163,13 +163,16 @@ def work(tmp_path_factory):
             {"type": "allowed_values", "name": "status_known", "column": "status",
              "values": ["CRIADO", "PAGO", "CANCELADO"], "action": "drop"}]),
         _contract(work, "orders_sql", table="orders_sql"),
+        _contract(work, "orders_tbl", table="orders_tbl"),
+        _contract(work, "orders_tbl_ctas", table="orders_tbl_ctas"),
+        *[_contract(work, f"orders_{fmt}", path=str(work / f"fmt_{fmt}")) for fmt in ("csv", "json", "orc")],
     ]
     parity = work / "parity.yaml"
     parity.write_text(yaml.safe_dump({**PARITY_CONTRACT, "dataset": {**PARITY_CONTRACT["dataset"],
                                                                      "path": str(work / "parity")}},
                                      sort_keys=False, allow_unicode=True), encoding="utf-8")
     contracts.append(parity)
-    # contract files as well as directories: four files named, and nothing else in the directory is read
+    # contract files named one by one (a directory works too)
     _dqgov("manifest", *map(str, contracts), "-o", str(work / "manifest.json"), cwd=work)
     return work
 
@@ -376,3 +379,41 @@ def test_extension_on_spark_35_logs_one_line_and_steps_aside(tmp_path):
     assert len(ours) == 1 and ours[0].endswith(
         f"Spark {pyspark.__version__} is not supported (Spark 4.0 only); the session is left as it was")
     assert "rows=7" in proc.stdout
+
+
+def test_the_run_is_ingested_by_dqgov_lineage_ingest_like_any_other_event(work, observed, capsys):
+    from dq_governance.cli import main
+
+    _proc, events = observed
+    db = work / "lineage.db"
+    assert main(["lineage", "ingest", str(work / "observe.jsonl"), "--db", str(db)]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith(f"ingested {len(events)} event(s) into {db}: {len(events)} stored, 0 duplicate(s), 0 skipped")
+    assert err == ""
+
+
+SEED_FAILED = {"cliente_id_not_null": 1, "status_allowed_values": 1, "valor_range": 1, "data_pedido_type": 1}
+
+
+def test_csv_json_and_orc_writes_are_measured(work):
+    events = work / "formats.jsonl"
+    proc = _submit(work, _flags(work, work / "orders_csv.yaml", events, "observe", work / "manifest.json"),
+                   "formats", str(work / "fmt"), str(SEED))
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    for fmt in ("csv", "json", "orc"):
+        facet = _governed_outputs(_events(events), f"/fmt_{fmt}")[-1][1]["facets"]["dqgov_dataContract"]
+        assert facet["name"] == f"orders_{fmt}"
+        assert {r["name"]: r["failed_count"] for r in facet["rules"] if r.get("failed_count")} == SEED_FAILED, fmt
+
+
+def test_save_as_table_and_ctas_are_measured_in_their_nested_executions(work):
+    events = work / "tables.jsonl"
+    proc = _submit(work, _flags(work, work / "orders_tbl.yaml", events, "observe", work / "manifest.json"),
+                   "table", "orders_tbl", str(SEED))
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    for table in ("orders_tbl", "orders_tbl_ctas"):
+        governed = _governed_outputs(_events(events), f"/warehouse/{table}")
+        assert governed, table
+        facet = governed[-1][1]["facets"]["dqgov_dataContract"]
+        assert (facet["name"], facet["written_rows"]) == (table, 7)
+        assert {r["name"]: r["failed_count"] for r in facet["rules"] if r.get("failed_count")} == SEED_FAILED, table

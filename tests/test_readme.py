@@ -48,6 +48,14 @@ EXPECTED: dict[str, list[str]] = {
         "spark.openlineage.transport.endpoint /openapi/openlineage/api/v1/lineage\n",
         "spark.openlineage.dataset.extraTrimmers io.github.dqgovernance.listener.RemovePathTrimmer\n",
         "spark.jars /jars/dq-governance-listener-0.1.0.jar\n"],
+    "dqgov listener-conf contracts/orders.yaml --enforce block --transport file:out/lineage/events.jsonl "
+    "--manifest manifest.json --extension-jar listeners/target/dq-governance-listener-0.1.0.jar --history out/report "
+    "--format spark-defaults": [
+        "spark.sql.extensions io.github.dqgovernance.spark.GovernanceExtensions\n",
+        "spark.dqgov.manifest manifest.json\n", "spark.dqgov.enforce block\n", "spark.dqgov.history out/report\n",
+        "spark.openlineage.transport.transformerProperties.manifest manifest.json\n"],
+    "dqgov manifest contracts/orders.yaml contracts/sales.yaml -o manifest.json": [
+        "manifest.json: 2 contracts (manifestVersion 2)"],
     "dqgov diff contracts/orders.yaml examples/contracts/orders-v2.yaml --lineage .dqgov/lineage.db --fail-on "
     "incompatible": ["customer_analytics", "team:marketing-analytics"],
 }

@@ -250,7 +250,7 @@ public final class Manifest {
     return path.startsWith("/") ? namespace + path : namespace + "/" + path;
   }
 
-  static String key(String namespace, String name) {
+  public static String key(String namespace, String name) {
     return namespace + '\n' + Glob.stripTrailingSlash(name);
   }
 

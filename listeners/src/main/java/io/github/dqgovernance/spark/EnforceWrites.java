@@ -9,7 +9,9 @@ import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.execution.command.CreateDataSourceTableAsSelectCommand;
 import org.apache.spark.sql.execution.datasources.InsertIntoHadoopFsRelationCommand;
+import org.apache.spark.sql.execution.datasources.SaveIntoDataSourceCommand;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
@@ -19,6 +21,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * Writes that match no contract keep their plan unchanged; any internal error leaves the write ungoverned.
  */
 final class EnforceWrites extends Rule<LogicalPlan> {
+  /** Governed CTAS targets by location key, until their nested write is planned. */
+  private static final java.util.Map<String, String[]> CTAS_TARGETS = new java.util.concurrent.ConcurrentHashMap<>();
   private final SparkSession session;
 
   EnforceWrites(SparkSession session) {
@@ -27,6 +31,14 @@ final class EnforceWrites extends Rule<LogicalPlan> {
 
   @Override
   public LogicalPlan apply(LogicalPlan plan) {
+    if (plan instanceof CreateDataSourceTableAsSelectCommand) {
+      rememberCtas((CreateDataSourceTableAsSelectCommand) plan);
+      return plan;
+    }
+    if (plan instanceof SaveIntoDataSourceCommand) {
+      warnIfGoverned((SaveIntoDataSourceCommand) plan);
+      return plan;
+    }
     if (!(plan instanceof InsertIntoHadoopFsRelationCommand)) {
       return plan;
     }
@@ -51,7 +63,15 @@ final class EnforceWrites extends Rule<LogicalPlan> {
       }
       Manifest.Entry entry = manifest.match(identity[0], identity[1], symlinks);
       if (entry == null) {
-        return plan;
+        String[] ctas = CTAS_TARGETS.remove(Manifest.key(identity[0], identity[1]));
+        if (ctas == null) {
+          return plan;
+        }
+        target = ctas[0]; // CTAS: the nested write names no table; the outer command did
+        entry = manifest.match(identity[0], identity[1], List.<String[]>of(new String[] {"table", ctas[0]}));
+        if (entry == null) {
+          return plan;
+        }
       }
       contract = entry.contractName;
       if (entry.checks == null) {
@@ -81,6 +101,57 @@ final class EnforceWrites extends Rule<LogicalPlan> {
           + e.getClass().getSimpleName() + ": " + EnforceSettings.firstLine(e.getMessage())
           + "; the write proceeds ungoverned");
       return plan;
+    }
+  }
+
+  /**
+   * CTAS (and saveAsTable of a new table) runs its write as a nested InsertIntoHadoopFsRelationCommand that
+   * carries the table's location but not its name: remember the location of a governed table until then.
+   */
+  private void rememberCtas(CreateDataSourceTableAsSelectCommand cmd) {
+    try {
+      CatalogTable table = cmd.table();
+      java.net.URI location = table.storage().locationUri().isDefined() ? table.storage().locationUri().get()
+          : session.sessionState().catalog().defaultTablePath(table.identifier());
+      String[] identity = identity(location);
+      String name = table.identifier().unquotedString();
+      EnforceSettings settings = EnforceSettings.read(session.sessionState().conf(), session.sparkContext().appName());
+      Manifest manifest = settings.manifest();
+      if (manifest != null && manifest.match(identity[0], identity[1], List.<String[]>of(new String[] {"table", name}))
+          != null) {
+        CTAS_TARGETS.put(Manifest.key(identity[0], identity[1]), new String[] {name});
+      }
+    } catch (RuntimeException | LinkageError e) {
+      EnforceSettings.LOG.warn(EnforceSettings.PREFIX + "CTAS " + cmd.table().identifier() + ": "
+          + e.getClass().getSimpleName() + ": " + EnforceSettings.firstLine(e.getMessage())
+          + "; the write proceeds ungoverned");
+    }
+  }
+
+  /**
+   * Delta and other data source writes (SaveIntoDataSourceCommand) are not measured by this release: a write
+   * to a contracted path says so, once per contract, and proceeds as it would without the extension.
+   */
+  private void warnIfGoverned(SaveIntoDataSourceCommand cmd) {
+    try {
+      scala.Option<String> path = cmd.options().get("path");
+      if (path.isEmpty()) {
+        return;
+      }
+      EnforceSettings settings = EnforceSettings.read(session.sessionState().conf(), session.sparkContext().appName());
+      Manifest manifest = settings.manifest();
+      if (manifest == null) {
+        return;
+      }
+      String[] identity = identity(new org.apache.hadoop.fs.Path(path.get()).toUri());
+      Manifest.Entry entry = manifest.match(identity[0], identity[1], List.of());
+      if (entry != null) {
+        EnforceSettings.warnOnce("contract " + entry.contractName + ": writes through "
+            + cmd.dataSource().getClass().getSimpleName() + " (Delta, other data sources) are not measured by "
+            + "this release; the write to " + path.get() + " proceeds ungoverned");
+      }
+    } catch (RuntimeException | LinkageError e) {
+      // observing only: nothing to step aside from
     }
   }
 
