@@ -166,6 +166,9 @@ def work(tmp_path_factory):
         _contract(work, "orders_tbl", table="orders_tbl"),
         _contract(work, "orders_tbl_ctas", table="orders_tbl_ctas"),
         *[_contract(work, f"orders_{fmt}", path=str(work / f"fmt_{fmt}")) for fmt in ("csv", "json", "orc")],
+        _contract(work, "orders_delta", path=str(work / "delta_orders"), extra_rules=[
+            {"type": "allowed_values", "name": "status_fail", "column": "status",
+             "values": ["CRIADO", "PAGO", "CANCELADO"], "action": "fail"}]),
     ]
     parity = work / "parity.yaml"
     parity.write_text(yaml.safe_dump({**PARITY_CONTRACT, "dataset": {**PARITY_CONTRACT["dataset"],
@@ -417,3 +420,37 @@ def test_save_as_table_and_ctas_are_measured_in_their_nested_executions(work):
         facet = governed[-1][1]["facets"]["dqgov_dataContract"]
         assert (facet["name"], facet["written_rows"]) == (table, 7)
         assert {r["name"]: r["failed_count"] for r in facet["rules"] if r.get("failed_count")} == SEED_FAILED, table
+
+
+def _with_delta(flags: list[str]) -> list[str]:
+    """The printed flags plus Delta: its package, its catalog, and its session extension before ours."""
+    from importlib.metadata import version
+
+    out = [f.replace("spark.sql.extensions=", "spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension,")
+           for f in flags]
+    return [*out, "--packages", f"io.delta:delta-spark_2.13:{version('delta-spark')}",
+            "--conf", "spark.sql.catalog.spark_catalog=org.apache.spark.sql.delta.catalog.DeltaCatalog"]
+
+
+def test_delta_writes_are_measured_and_a_fail_rule_aborts_them_in_block_mode(work):
+    target = work / "delta_orders"
+    events = work / "delta.jsonl"
+    observe = _with_delta(_flags(work, work / "orders_delta.yaml", events, "observe", work / "manifest.json"))
+    first = _submit(work, observe, "delta", str(target), str(SEED))
+    assert first.returncode == 0, first.stderr[-4000:]
+    governed = _governed_outputs(_events(events), "/delta_orders")
+    facet = governed[-1][1]["facets"]["dqgov_dataContract"]
+    assert governed[-1][0]["eventType"] == "COMPLETE"
+    assert {r["name"]: r["failed_count"] for r in facet["rules"] if r.get("failed_count")} == {
+        **SEED_FAILED, "status_fail": 1}  # observe: the fail rule counts, the write proceeds
+    assert (facet["written_rows"], facet["vetoed"]) == (7, False)
+
+    log = _tree_digest(target / "_delta_log")
+    block = _with_delta(_flags(work, work / "orders_delta.yaml", events, "block", work / "manifest.json"))
+    second = _submit(work, block, "delta", str(target), str(SEED))
+    assert second.returncode != 0
+    assert (f"dq-governance: write to {target} blocked by contract orders_delta (rule status_fail failed with "
+            "action fail); nothing was committed") in second.stderr
+    assert _tree_digest(target / "_delta_log") == log  # no new commit
+    last = _governed_outputs(_events(events), "/delta_orders")[-1]
+    assert (last[0]["eventType"], last[1]["facets"]["dqgov_dataContract"]["vetoed"]) == ("FAIL", True)

@@ -36,8 +36,7 @@ final class EnforceWrites extends Rule<LogicalPlan> {
       return plan;
     }
     if (plan instanceof SaveIntoDataSourceCommand) {
-      warnIfGoverned((SaveIntoDataSourceCommand) plan);
-      return plan;
+      return dataSourceWrite((SaveIntoDataSourceCommand) plan);
     }
     if (!(plan instanceof InsertIntoHadoopFsRelationCommand)) {
       return plan;
@@ -87,7 +86,7 @@ final class EnforceWrites extends Rule<LogicalPlan> {
       }
       GovernedWrite write = new GovernedWrite(manifest, entry, new CompiledChecks(entry.checks), identity[0],
           identity[1], target, settings, CollectionConverters.asJava(cmd.query().output()));
-      LogicalPlan wrapped = write.wrap(session, cmd.query());
+      LogicalPlan wrapped = write.wrap(session, cmd.query(), false);
       PendingWrites.add(write);
       return cmd.withNewChildren(CollectionConverters.asScala(List.of(wrapped)).toSeq());
     } catch (GovernanceVetoException e) {
@@ -129,29 +128,60 @@ final class EnforceWrites extends Rule<LogicalPlan> {
   }
 
   /**
-   * Delta and other data source writes (SaveIntoDataSourceCommand) are not measured by this release: a write
-   * to a contracted path says so, once per contract, and proceeds as it would without the extension.
+   * A data source write (SaveIntoDataSourceCommand) to a governed path. Delta is measured: its query gets the
+   * metrics node, which runs inside Delta's own nested write ("deltaTransactionalWrite"), and
+   * {@link DeltaResults} records the verdict when that execution ends. In block mode a failed {@code fail} rule
+   * aborts the write's tasks (Delta commits nothing); a gate's thresholds are reported, never blocking, since
+   * Delta offers no veto before its commit. Other data sources log one line and proceed ungoverned.
    */
-  private void warnIfGoverned(SaveIntoDataSourceCommand cmd) {
+  private LogicalPlan dataSourceWrite(SaveIntoDataSourceCommand cmd) {
+    String target = null;
+    String contract = null;
     try {
       scala.Option<String> path = cmd.options().get("path");
-      if (path.isEmpty()) {
-        return;
+      if (path.isEmpty() || GovernedWrite.isWrapped(cmd.query())) {
+        return cmd;
       }
+      target = path.get();
       EnforceSettings settings = EnforceSettings.read(session.sessionState().conf(), session.sparkContext().appName());
       Manifest manifest = settings.manifest();
       if (manifest == null) {
-        return;
+        return cmd;
       }
-      String[] identity = identity(new org.apache.hadoop.fs.Path(path.get()).toUri());
+      String[] identity = identity(new org.apache.hadoop.fs.Path(target).toUri());
+      if (!identity[1].startsWith("/") && "file".equals(identity[0])) {
+        identity = identity(new java.io.File(target).getAbsoluteFile().toURI());
+      }
       Manifest.Entry entry = manifest.match(identity[0], identity[1], List.of());
-      if (entry != null) {
-        EnforceSettings.warnOnce("contract " + entry.contractName + ": writes through "
-            + cmd.dataSource().getClass().getSimpleName() + " (Delta, other data sources) are not measured by "
-            + "this release; the write to " + path.get() + " proceeds ungoverned");
+      if (entry == null) {
+        return cmd;
       }
+      contract = entry.contractName;
+      String source = cmd.dataSource().getClass().getName();
+      if (!source.startsWith("org.apache.spark.sql.delta.")) {
+        EnforceSettings.warnOnce("contract " + contract + ": writes through " + cmd.dataSource().getClass().getSimpleName()
+            + " are not measured by this release; the write to " + target + " proceeds ungoverned");
+        return cmd;
+      }
+      if (entry.checks == null) {
+        EnforceSettings.warnOnce("contract " + contract + ": the manifest has no compiled checks (manifestVersion 1); "
+            + "writes to it proceed ungoverned");
+        return cmd;
+      }
+      GovernedWrite write = new GovernedWrite(manifest, entry, new CompiledChecks(entry.checks), identity[0],
+          identity[1], target, settings, CollectionConverters.asJava(cmd.query().output()));
+      LogicalPlan wrapped = write.wrap(session, cmd.query(), settings.block);
+      PendingWrites.add(write);
+      return new SaveIntoDataSourceCommand(wrapped, cmd.dataSource(), cmd.options(), cmd.mode());
+    } catch (GovernedWrite.Skip e) {
+      EnforceSettings.LOG.warn(EnforceSettings.PREFIX + "contract " + contract + ", write to " + target + ": "
+          + e.getMessage() + "; the write proceeds ungoverned");
+      return cmd;
     } catch (RuntimeException | LinkageError e) {
-      // observing only: nothing to step aside from
+      EnforceSettings.LOG.warn(EnforceSettings.PREFIX + "contract " + contract + ", write to " + target + ": "
+          + e.getClass().getSimpleName() + ": " + EnforceSettings.firstLine(e.getMessage())
+          + "; the write proceeds ungoverned");
+      return cmd;
     }
   }
 

@@ -27,6 +27,7 @@ public final class GovernanceExtensions implements SparkSessionExtensionsProvide
       }
       extensions.injectPreCBORule(session -> {
         installCommitProtocol((SparkSession) session);
+        ((SparkSession) session).listenerManager().register(new DeltaResults());
         return new EnforceWrites((SparkSession) session);
       });
     } catch (RuntimeException | LinkageError e) {

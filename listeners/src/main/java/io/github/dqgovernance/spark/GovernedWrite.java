@@ -53,6 +53,7 @@ final class GovernedWrite {
   final List<String> variants = new ArrayList<>(); // per rule
   private final List<String> metricTexts = new ArrayList<>();
   private String keepText; // the drop filter's condition, or null
+  private final List<String[]> failRules = new ArrayList<>(); // {name, violation text} of fail-action rules
 
   GovernedWrite(Manifest manifest, Manifest.Entry entry, CompiledChecks checks, String namespace, String datasetName, String target,
       EnforceSettings settings, List<Attribute> output) throws Skip {
@@ -112,6 +113,9 @@ final class GovernedWrite {
         if ("drop".equals(rule.action)) {
           dropping.add("(" + violation + ")");
         }
+        if ("fail".equals(rule.action)) {
+          failRules.add(new String[] {rule.name, violation});
+        }
       }
       String scope = rule.scope(variant);
       if (scope != null) {
@@ -167,8 +171,12 @@ final class GovernedWrite {
     return "`" + name.replace("`", "``") + "`";
   }
 
-  /** The written query with the metrics node (and the drop filter) on top; analysed here against its output. */
-  LogicalPlan wrap(SparkSession session, LogicalPlan query) throws Skip {
+  /**
+   * The written query with the metrics node (and the drop filter) on top; analysed here against its output.
+   * {@code abortOnFail}: a row failing a {@code fail} rule aborts the write's tasks (for writes with no veto
+   * before their commit: Delta).
+   */
+  LogicalPlan wrap(SparkSession session, LogicalPlan query, boolean abortOnFail) throws Skip {
     ParserInterface parser = session.sessionState().sqlParser();
     List<NamedExpression> parsed = new ArrayList<>();
     for (String text : metricTexts) {
@@ -183,6 +191,21 @@ final class GovernedWrite {
       throw new Skip("the checks do not resolve against the written columns");
     }
     LogicalPlan wrapped = new CollectMetrics(name, ((CollectMetrics) metrics).metrics(), query, id);
+    if (abortOnFail && !failRules.isEmpty()) {
+      List<String> cases = new ArrayList<>();
+      for (String[] rule : failRules) {
+        String message = "dq-governance: write to " + target + " blocked by contract " + entry.contractName
+            + " (rule " + rule[0] + " failed with action fail); nothing was committed";
+        cases.add("WHEN coalesce((" + rule[1] + "), false) THEN raise_error('" + message.replace("\\", "\\\\")
+            .replace("'", "\\'") + "')");
+      }
+      String abort = "CASE " + String.join(" ", cases) + " ELSE true END";
+      LogicalPlan filter = finish(session.sessionState().analyzer().execute(new Filter(parse(parser, abort), relation)));
+      if (!filter.resolved() || !(filter instanceof Filter) || hasCommonExpressions(filter)) {
+        throw new Skip("the fail rules do not resolve against the written columns");
+      }
+      wrapped = new Filter(((Filter) filter).condition(), wrapped);
+    }
     if (keepText != null) {
       LogicalPlan filter = finish(session.sessionState().analyzer().execute(
           new Filter(parse(parser, keepText), relation)));
