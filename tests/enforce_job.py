@@ -6,6 +6,7 @@ Usage: spark-submit … tests/enforce_job.py STEP TARGET [SEED_CSV]
   typed      the same with the contract's types cast in Spark, appended as parquet
   overwrite  the seed, overwritten to TARGET as parquet
   delta      the seed appended to TARGET as a Delta table (path)
+  delta-table  saveAsTable TARGET (a Delta table by name), then INSERT INTO it
   formats    the seed appended as csv, json and orc to TARGET_csv, TARGET_json, TARGET_orc
   table      saveAsTable TARGET (a table name), then CTAS TARGET_ctas from it
 Prints one line: `rows=N` (the rows the step read), then exits 0; a failed write raises.
@@ -31,6 +32,9 @@ def main(step: str, target: str, seed: str) -> None:
             orders.write.mode("overwrite").parquet(target)
         elif step == "delta":
             orders.write.format("delta").mode("append").save(target)
+        elif step == "delta-table":
+            orders.write.format("delta").saveAsTable(target)
+            spark.sql(f"INSERT INTO {target} SELECT * FROM {target}")
         elif step == "formats":
             for fmt in ("csv", "json", "orc"):
                 orders.write.mode("append").format(fmt).save(f"{target}_{fmt}")

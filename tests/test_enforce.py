@@ -166,6 +166,7 @@ def work(tmp_path_factory):
         _contract(work, "orders_tbl", table="orders_tbl"),
         _contract(work, "orders_tbl_ctas", table="orders_tbl_ctas"),
         *[_contract(work, f"orders_{fmt}", path=str(work / f"fmt_{fmt}")) for fmt in ("csv", "json", "orc")],
+        _contract(work, "orders_dt", table="orders_dt"),
         _contract(work, "orders_delta", path=str(work / "delta_orders"), extra_rules=[
             {"type": "allowed_values", "name": "status_fail", "column": "status",
              "values": ["CRIADO", "PAGO", "CANCELADO"], "action": "fail"}]),
@@ -454,3 +455,13 @@ def test_delta_writes_are_measured_and_a_fail_rule_aborts_them_in_block_mode(wor
     assert _tree_digest(target / "_delta_log") == log  # no new commit
     last = _governed_outputs(_events(events), "/delta_orders")[-1]
     assert (last[0]["eventType"], last[1]["facets"]["dqgov_dataContract"]["vetoed"]) == ("FAIL", True)
+
+
+def test_a_delta_table_written_by_name_says_in_one_line_that_it_is_not_measured(work):
+    flags = _with_delta(_flags(work, work / "orders_dt.yaml", work / "dt.jsonl", "block", work / "manifest.json"))
+    proc = _submit(work, flags, "delta-table", "orders_dt", str(SEED))
+    assert proc.returncode == 0, proc.stderr[-4000:]  # block mode, but nothing measured: nothing to block
+    ours = [line for line in proc.stderr.splitlines() if "dq-governance extension: " in line]
+    assert [line.split("dq-governance extension: ", 1)[1] for line in ours] == [
+        "contract orders_dt: DSv2 table writes (spark_catalog.default.orders_dt) are not measured by this release; "
+        "they proceed ungoverned (a Delta path write is measured)"]

@@ -88,7 +88,8 @@ public class GovernedCommitProtocol extends FileCommitProtocol implements Serial
   }
 
   private static QueryExecution currentExecution() {
-    String id = SparkContext.getOrCreate().getLocalProperty(SQLExecution.EXECUTION_ID_KEY());
+    scala.Option<SparkContext> sc = org.apache.spark.SparkContext$.MODULE$.getActive(); // never getOrCreate: that could start a context
+    String id = sc.isDefined() ? sc.get().getLocalProperty(SQLExecution.EXECUTION_ID_KEY()) : null;
     return id == null ? null : SQLExecution.getQueryExecution(Long.parseLong(id));
   }
 

@@ -62,7 +62,11 @@ final class ReportHistory {
       }
     }
     MessageType schema = builder.named("spark_schema");
-    Configuration conf = SparkContext.getOrCreate().hadoopConfiguration();
+    scala.Option<SparkContext> sc = org.apache.spark.SparkContext$.MODULE$.getActive(); // never getOrCreate: that could start a context
+    if (sc.isEmpty()) {
+      throw new IllegalStateException("the Spark application has stopped; report rows not written to " + history);
+    }
+    Configuration conf = sc.get().hadoopConfiguration();
     Path dir = new Path(new Path(history, "pipeline=" + ExternalCatalogUtils.escapePathName(pipeline)),
         "run_id=" + ExternalCatalogUtils.escapePathName(runId));
     Path file = new Path(dir, "part-00000-" + runId + ".parquet");
