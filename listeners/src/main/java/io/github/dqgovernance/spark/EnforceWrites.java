@@ -7,20 +7,22 @@ import java.util.List;
 import org.apache.spark.sql.SaveMode;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.V2WriteCommand;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.execution.command.CreateDataSourceTableAsSelectCommand;
 import org.apache.spark.sql.execution.datasources.InsertIntoHadoopFsRelationCommand;
 import org.apache.spark.sql.execution.datasources.SaveIntoDataSourceCommand;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
-import org.apache.spark.sql.catalyst.plans.logical.V2WriteCommand;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
- * The optimizer rule (pre-CBO, once per plan): a file-source write whose target a contract governs gets the
- * contract's same-pass checks on top of its query. Path writes, {@code saveAsTable}, {@code INSERT INTO} and
- * CTAS all reach Spark as an {@code InsertIntoHadoopFsRelationCommand} (CTAS in its nested execution).
- * Writes that match no contract keep their plan unchanged; any internal error leaves the write ungoverned.
+ * The optimizer rule (pre-CBO, once per plan): a write whose target a contract governs gets the contract's
+ * same-pass checks on top of its query. File-source path writes, {@code saveAsTable}, {@code INSERT INTO} and
+ * CTAS reach Spark as an {@code InsertIntoHadoopFsRelationCommand} (CTAS in its nested execution); a Delta path
+ * write as a {@code SaveIntoDataSourceCommand}. DSv2 table writes (a Delta table by name) are not measured and
+ * say so in one line. Writes that match no contract keep their plan unchanged; any internal error leaves the
+ * write ungoverned.
  */
 final class EnforceWrites extends Rule<LogicalPlan> {
   /** Governed CTAS targets by location key, until their nested write is planned. */
