@@ -340,13 +340,16 @@ def test_an_ungoverned_write_is_the_same_with_and_without_the_extension(work):
 def test_a_broken_manifest_lets_the_job_finish_with_one_warning(work):
     broken = work / "broken.json"
     broken.write_text('{"manifestVersion": 2, "contracts": [')
-    proc = _submit(work, _flags(work, work / "orders.yaml", work / "broken.jsonl", "block", broken),
+    flags = _flags(work, work / "orders.yaml", work / "broken.jsonl", "block", broken)
+    proc = _submit(work, [*flags, "--conf", "spark.dqgov.enforc=observe"],  # a misspelt key: refused, not silent
                    "append", str(work / "orders_broken"), str(SEED))
     assert proc.returncode == 0, proc.stderr[-4000:]
-    ours = [line for line in proc.stderr.splitlines() if "dq-governance extension: " in line]
-    assert len(ours) == 1
-    assert ours[0].endswith(f"manifest {broken}: invalid JSON at line 1, column 38: unexpected end of input; "
-                            "writes proceed ungoverned")
+    ours = sorted(line.split("dq-governance extension: ", 1)[1] for line in proc.stderr.splitlines()
+                  if "dq-governance extension: " in line)
+    assert ours == [
+        f"manifest {broken}: invalid JSON at line 1, column 38: unexpected end of input; writes proceed ungoverned",
+        "spark.dqgov.enforc is not a setting of this extension (spark.dqgov.commitProtocolClass.delegate, "
+        "spark.dqgov.enforce, spark.dqgov.history, spark.dqgov.manifest, spark.dqgov.pipeline); it is ignored"]
     assert len(list((work / "orders_broken").glob("*.parquet"))) == 1
 
 

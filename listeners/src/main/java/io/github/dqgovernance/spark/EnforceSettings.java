@@ -45,7 +45,17 @@ final class EnforceSettings {
     this.manifestPath = manifestPath;
   }
 
+  /** Every spark.dqgov.* key the extension reads; any other one is refused with a warning (never silent). */
+  static final java.util.Set<String> KEYS = java.util.Set.of(MANIFEST, ENFORCE, PIPELINE, HISTORY,
+      DELEGATE_COMMIT_PROTOCOL);
+
   static EnforceSettings read(SQLConf conf, String appName) {
+    for (String key : scala.jdk.javaapi.CollectionConverters.asJava(conf.getAllConfs()).keySet()) {
+      if (key.startsWith("spark.dqgov.") && !KEYS.contains(key)) {
+        warnOnce(key + " is not a setting of this extension (" + String.join(", ", new java.util.TreeSet<>(KEYS))
+            + "); it is ignored");
+      }
+    }
     String mode = conf.getConfString(ENFORCE, "observe").trim().toLowerCase(Locale.ROOT);
     if (!mode.equals("observe") && !mode.equals("block")) {
       warnOnce(ENFORCE + "=" + mode + " is not observe or block; observing");

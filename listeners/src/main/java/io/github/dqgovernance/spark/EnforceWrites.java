@@ -56,7 +56,7 @@ final class EnforceWrites extends Rule<LogicalPlan> {
       if (GovernedWrite.isWrapped(cmd.query())) {
         return plan;
       }
-      EnforceSettings settings = EnforceSettings.read(session.sessionState().conf(), session.sparkContext().appName());
+      EnforceSettings settings = settings();
       Manifest manifest = settings.manifest();
       if (manifest == null) {
         return plan;
@@ -81,9 +81,7 @@ final class EnforceWrites extends Rule<LogicalPlan> {
         }
       }
       contract = entry.contractName;
-      if (entry.checks == null) {
-        EnforceSettings.warnOnce("contract " + contract + ": the manifest has no compiled checks (manifestVersion 1); "
-            + "writes to it proceed ungoverned");
+      if (!hasChecks(entry)) {
         return plan;
       }
       if (settings.block && cmd.mode() == SaveMode.Overwrite && !cmd.dynamicPartitionOverwrite()) {
@@ -92,23 +90,45 @@ final class EnforceWrites extends Rule<LogicalPlan> {
             + " (contract " + contract + "): Spark deletes the old files before the checks run; append, or set "
             + "spark.sql.sources.partitionOverwriteMode=dynamic for a partitioned target");
       }
-      GovernedWrite write = new GovernedWrite(manifest, entry, new CompiledChecks(entry.checks), identity[0],
-          identity[1], target, settings, CollectionConverters.asJava(cmd.query().output()));
-      LogicalPlan wrapped = write.wrap(session, cmd.query(), false);
-      PendingWrites.add(write);
+      LogicalPlan wrapped = govern(manifest, entry, identity, target, settings, cmd.query(), false);
       return cmd.withNewChildren(CollectionConverters.asScala(List.of(wrapped)).toSeq());
     } catch (GovernanceVetoException e) {
       throw e;
-    } catch (GovernedWrite.Skip e) {
-      EnforceSettings.LOG.warn(EnforceSettings.PREFIX + "contract " + contract + ", write to " + target + ": "
-          + e.getMessage() + "; the write proceeds ungoverned");
-      return plan;
-    } catch (RuntimeException | LinkageError e) {
-      EnforceSettings.LOG.warn(EnforceSettings.PREFIX + "contract " + contract + ", write to " + target + ": "
-          + e.getClass().getSimpleName() + ": " + EnforceSettings.firstLine(e.getMessage())
-          + "; the write proceeds ungoverned");
+    } catch (GovernedWrite.Skip | RuntimeException | LinkageError e) {
+      stepAside(contract, target, e);
       return plan;
     }
+  }
+
+  private EnforceSettings settings() {
+    return EnforceSettings.read(session.sessionState().conf(), session.sparkContext().appName());
+  }
+
+  /** Whether the entry has compiled checks; a version 1 manifest entry says once that its writes are ungoverned. */
+  private static boolean hasChecks(Manifest.Entry entry) {
+    if (entry.checks == null) {
+      EnforceSettings.warnOnce("contract " + entry.contractName + ": the manifest has no compiled checks "
+          + "(manifestVersion 1); writes to it proceed ungoverned");
+    }
+    return entry.checks != null;
+  }
+
+  /** The written query with the contract's checks on top, registered until its metrics are judged. */
+  private LogicalPlan govern(Manifest manifest, Manifest.Entry entry, String[] identity, String target,
+      EnforceSettings settings, LogicalPlan query, boolean abortOnFail) throws GovernedWrite.Skip {
+    GovernedWrite write = new GovernedWrite(manifest, entry, new CompiledChecks(entry.checks), identity[0],
+        identity[1], target, settings, CollectionConverters.asJava(query.output()));
+    LogicalPlan wrapped = write.wrap(session, query, abortOnFail);
+    PendingWrites.add(write);
+    return wrapped;
+  }
+
+  /** The one line for a write left ungoverned: contract, target, and the reason (never a value). */
+  private static void stepAside(String contract, String target, Throwable e) {
+    String reason = e instanceof GovernedWrite.Skip ? e.getMessage()
+        : e.getClass().getSimpleName() + ": " + EnforceSettings.firstLine(e.getMessage());
+    EnforceSettings.LOG.warn(EnforceSettings.PREFIX + "contract " + contract + ", write to " + target + ": " + reason
+        + "; the write proceeds ungoverned");
   }
 
   /**
@@ -122,7 +142,7 @@ final class EnforceWrites extends Rule<LogicalPlan> {
           : session.sessionState().catalog().defaultTablePath(table.identifier());
       String[] identity = identity(location);
       String name = table.identifier().unquotedString();
-      EnforceSettings settings = EnforceSettings.read(session.sessionState().conf(), session.sparkContext().appName());
+      EnforceSettings settings = settings();
       Manifest manifest = settings.manifest();
       if (manifest != null && manifest.match(identity[0], identity[1], List.<String[]>of(new String[] {"table", name}))
           != null) {
@@ -151,7 +171,7 @@ final class EnforceWrites extends Rule<LogicalPlan> {
         return cmd;
       }
       target = path.get();
-      EnforceSettings settings = EnforceSettings.read(session.sessionState().conf(), session.sparkContext().appName());
+      EnforceSettings settings = settings();
       Manifest manifest = settings.manifest();
       if (manifest == null) {
         return cmd;
@@ -171,24 +191,13 @@ final class EnforceWrites extends Rule<LogicalPlan> {
             + " are not measured by this release; the write to " + target + " proceeds ungoverned");
         return cmd;
       }
-      if (entry.checks == null) {
-        EnforceSettings.warnOnce("contract " + contract + ": the manifest has no compiled checks (manifestVersion 1); "
-            + "writes to it proceed ungoverned");
+      if (!hasChecks(entry)) {
         return cmd;
       }
-      GovernedWrite write = new GovernedWrite(manifest, entry, new CompiledChecks(entry.checks), identity[0],
-          identity[1], target, settings, CollectionConverters.asJava(cmd.query().output()));
-      LogicalPlan wrapped = write.wrap(session, cmd.query(), settings.block);
-      PendingWrites.add(write);
+      LogicalPlan wrapped = govern(manifest, entry, identity, target, settings, cmd.query(), settings.block);
       return new SaveIntoDataSourceCommand(wrapped, cmd.dataSource(), cmd.options(), cmd.mode());
-    } catch (GovernedWrite.Skip e) {
-      EnforceSettings.LOG.warn(EnforceSettings.PREFIX + "contract " + contract + ", write to " + target + ": "
-          + e.getMessage() + "; the write proceeds ungoverned");
-      return cmd;
-    } catch (RuntimeException | LinkageError e) {
-      EnforceSettings.LOG.warn(EnforceSettings.PREFIX + "contract " + contract + ", write to " + target + ": "
-          + e.getClass().getSimpleName() + ": " + EnforceSettings.firstLine(e.getMessage())
-          + "; the write proceeds ungoverned");
+    } catch (GovernedWrite.Skip | RuntimeException | LinkageError e) {
+      stepAside(contract, target, e);
       return cmd;
     }
   }
@@ -203,7 +212,7 @@ final class EnforceWrites extends Rule<LogicalPlan> {
         return;
       }
       DataSourceV2Relation relation = (DataSourceV2Relation) cmd.table();
-      EnforceSettings settings = EnforceSettings.read(session.sessionState().conf(), session.sparkContext().appName());
+      EnforceSettings settings = settings();
       Manifest manifest = settings.manifest();
       if (manifest == null) {
         return;
