@@ -7,6 +7,9 @@ Usage: spark-submit … tests/enforce_job.py STEP TARGET [SEED_CSV]
   overwrite  the seed, overwritten to TARGET as parquet
   delta      the seed appended to TARGET as a Delta table (path)
   delta-table  saveAsTable TARGET (a Delta table by name), then INSERT INTO it
+  delta-append  the seed appended by name (saveAsTable, mode append) to the Delta table TARGET that an
+             earlier job left in the warehouse (registered here first: the session's catalog is in memory)
+  delta-overwrite  the same table overwritten with the seed by INSERT OVERWRITE
   formats    the seed appended as csv, json and orc to TARGET_csv, TARGET_json, TARGET_orc
   table      saveAsTable TARGET (a table name), then CTAS TARGET_ctas from it
 Prints one line: `rows=N` (the rows the step read), then exits 0; a failed write raises.
@@ -35,6 +38,14 @@ def main(step: str, target: str, seed: str) -> None:
         elif step == "delta-table":
             orders.write.format("delta").saveAsTable(target)
             spark.sql(f"INSERT INTO {target} SELECT * FROM {target}")
+        elif step in ("delta-append", "delta-overwrite"):
+            location = f"{spark.conf.get('spark.sql.warehouse.dir')}/{target}"
+            spark.sql(f"CREATE TABLE {target} USING delta LOCATION '{location}'")
+            if step == "delta-append":
+                orders.write.format("delta").mode("append").saveAsTable(target)
+            else:
+                orders.createOrReplaceTempView("seed")
+                spark.sql(f"INSERT OVERWRITE {target} SELECT * FROM seed")
         elif step == "formats":
             for fmt in ("csv", "json", "orc"):
                 orders.write.mode("append").format(fmt).save(f"{target}_{fmt}")

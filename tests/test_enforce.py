@@ -147,6 +147,10 @@ def _tree_digest(path: Path) -> dict[str, str]:
             for p in sorted(path.rglob("*")) if p.is_file()}
 
 
+STATUS_FAIL = {"type": "allowed_values", "name": "status_fail", "column": "status",
+               "values": ["CRIADO", "PAGO", "CANCELADO"], "action": "fail"}
+
+
 @pytest.fixture(scope="module")
 def work(tmp_path_factory):
     if not SPARK_40:
@@ -166,10 +170,8 @@ def work(tmp_path_factory):
         _contract(work, "orders_tbl", table="orders_tbl"),
         _contract(work, "orders_tbl_ctas", table="orders_tbl_ctas"),
         *[_contract(work, f"orders_{fmt}", path=str(work / f"fmt_{fmt}")) for fmt in ("csv", "json", "orc")],
-        _contract(work, "orders_dt", table="orders_dt"),
-        _contract(work, "orders_delta", path=str(work / "delta_orders"), extra_rules=[
-            {"type": "allowed_values", "name": "status_fail", "column": "status",
-             "values": ["CRIADO", "PAGO", "CANCELADO"], "action": "fail"}]),
+        _contract(work, "orders_dt", table="orders_dt", extra_rules=[STATUS_FAIL]),
+        _contract(work, "orders_delta", path=str(work / "delta_orders"), extra_rules=[STATUS_FAIL]),
     ]
     parity = work / "parity.yaml"
     parity.write_text(yaml.safe_dump({**PARITY_CONTRACT, "dataset": {**PARITY_CONTRACT["dataset"],
@@ -460,11 +462,29 @@ def test_delta_writes_are_measured_and_a_fail_rule_aborts_them_in_block_mode(wor
     assert (last[0]["eventType"], last[1]["facets"]["dqgov_dataContract"]["vetoed"]) == ("FAIL", True)
 
 
-def test_a_delta_table_written_by_name_says_in_one_line_that_it_is_not_measured(work):
-    flags = _with_delta(_flags(work, work / "orders_dt.yaml", work / "dt.jsonl", "block", work / "manifest.json"))
-    proc = _submit(work, flags, "delta-table", "orders_dt", str(SEED))
-    assert proc.returncode == 0, proc.stderr[-4000:]  # block mode, but nothing measured: nothing to block
-    ours = [line for line in proc.stderr.splitlines() if "dq-governance extension: " in line]
-    assert [line.split("dq-governance extension: ", 1)[1] for line in ours] == [
-        "contract orders_dt: DSv2 table writes (spark_catalog.default.orders_dt) are not measured by this release; "
-        "they proceed ungoverned (a Delta path write is measured)"]
+def test_a_delta_table_written_by_name_is_measured_and_a_fail_rule_aborts_it_in_block_mode(spark, work):
+    events = work / "dt.jsonl"
+    observe = _with_delta(_flags(work, work / "orders_dt.yaml", events, "observe", work / "manifest.json"))
+    first = _submit(work, observe, "delta-table", "orders_dt", str(SEED))  # saveAsTable, then INSERT INTO
+    assert first.returncode == 0, first.stderr[-4000:]
+    assert "dq-governance extension: " not in first.stderr
+    governed = _governed_outputs(_events(events), "/warehouse/orders_dt")
+    # the CTAS's COMPLETE; the listener's COMPLETE of the INSERT names no output, its results are in the history.
+    # No START carries results: the write it starts is not measured yet (never the previous write's results)
+    assert [event["eventType"] for event, _dataset in governed] == ["COMPLETE"]
+    facet = governed[0][1]["facets"]["dqgov_dataContract"]
+    assert {r["name"]: r["failed_count"] for r in facet["rules"] if r.get("failed_count")} == {
+        **SEED_FAILED, "status_fail": 1}
+    assert (facet["written_rows"], facet["vetoed"]) == (7, False)
+    runs = read_history(str(work / "history"), spark=spark, contract="orders_dt").where("check_name = 'row_count'")
+    assert sorted(r.total_rows for r in runs.collect()) == [7, 7]  # the CTAS, and the INSERT of its 7 rows
+
+    table = work / "warehouse" / "orders_dt"
+    log = _tree_digest(table / "_delta_log")
+    block = _with_delta(_flags(work, work / "orders_dt.yaml", events, "block", work / "manifest.json"))
+    for step in ("delta-append", "delta-overwrite"):  # AppendData, OverwriteByExpression
+        second = _submit(work, block, step, "orders_dt", str(SEED))
+        assert second.returncode != 0, step
+        assert ("dq-governance: write to spark_catalog.default.orders_dt blocked by contract orders_dt (rule "
+                "status_fail failed with action fail); nothing was committed") in second.stderr, step
+        assert _tree_digest(table / "_delta_log") == log, step  # no new commit: the 14 rows are all still there

@@ -47,7 +47,7 @@ final class Enricher {
     }
     for (int i = 0; outputs != null && i < outputs.size(); i++) {
       OpenLineage.OutputDataset before = outputs.get(i);
-      OpenLineage.OutputDataset after = before == null ? null : output(before);
+      OpenLineage.OutputDataset after = before == null ? null : output(before, event.getEventType());
       if (after != before) {
         newOutputs = newOutputs == null ? new ArrayList<>(outputs) : newOutputs;
         newOutputs.set(i, after);
@@ -103,10 +103,14 @@ final class Enricher {
         datasetFacets(dataset.getFacets(), entry, recorded), inputFacets);
   }
 
-  private OpenLineage.OutputDataset output(OpenLineage.OutputDataset dataset) {
+  private OpenLineage.OutputDataset output(OpenLineage.OutputDataset dataset, OpenLineage.RunEvent.EventType type) {
     List<String[]> links = Facets.symlinks(dataset.getFacets());
     Manifest.Entry entry = manifest.match(dataset.getNamespace(), dataset.getName(), links);
     QualityRegistry.Recorded recorded = QualityRegistry.lookup(dataset.getNamespace(), dataset.getName(), links);
+    if (recorded != null && recorded.ended && type != OpenLineage.RunEvent.EventType.COMPLETE
+        && type != OpenLineage.RunEvent.EventType.FAIL) {
+      recorded = null; // an earlier write's results: this write has not been measured yet
+    }
     if (entry == null && (recorded == null || recorded.contract == null)) {
       return dataset;
     }

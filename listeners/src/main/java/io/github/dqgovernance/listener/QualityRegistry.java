@@ -24,17 +24,19 @@ public final class QualityRegistry {
     final Map<String, Object> contract; // dqgov_dataContract JSON object, or null
     final Map<String, Map<String, Object>> outputFacets; // dataset facets for events that write it
     final boolean vetoed; // the write was stopped before its commit: its COMPLETE is reported as FAIL
+    final boolean ended; // measured by a write that has ended: a later write's START must not carry it
 
     Recorded(Map<String, Map<String, Object>> inputFacets, Map<String, Object> contract) {
-      this(inputFacets, contract, Map.of(), false);
+      this(inputFacets, contract, Map.of(), false, false);
     }
 
     Recorded(Map<String, Map<String, Object>> inputFacets, Map<String, Object> contract,
-        Map<String, Map<String, Object>> outputFacets, boolean vetoed) {
+        Map<String, Map<String, Object>> outputFacets, boolean vetoed, boolean ended) {
       this.inputFacets = Collections.unmodifiableMap(inputFacets);
       this.contract = contract == null ? null : Collections.unmodifiableMap(contract);
       this.outputFacets = Collections.unmodifiableMap(outputFacets);
       this.vetoed = vetoed;
+      this.ended = ended;
     }
   }
 
@@ -103,12 +105,16 @@ public final class QualityRegistry {
     Map<String, Map<String, Object>> facets = facets(root, "inputFacets");
     Map<String, Map<String, Object>> outputs = facets(root, "outputFacets");
     Object contract = root.get("contract");
-    Object vetoed = root.get("vetoed");
-    if (vetoed != null && !(vetoed instanceof Boolean)) {
-      throw new IllegalArgumentException("QualityRegistry.record: vetoed: expected a boolean");
-    }
     return new Recorded(facets, contract == null ? null : facet(contract, "contract"), outputs,
-        Boolean.TRUE.equals(vetoed));
+        flag(root, "vetoed"), flag(root, "ended"));
+  }
+
+  private static boolean flag(Map<String, Object> root, String key) {
+    Object value = root.get(key);
+    if (value != null && !(value instanceof Boolean)) {
+      throw new IllegalArgumentException("QualityRegistry.record: " + key + ": expected a boolean");
+    }
+    return Boolean.TRUE.equals(value);
   }
 
   @SuppressWarnings("unchecked")

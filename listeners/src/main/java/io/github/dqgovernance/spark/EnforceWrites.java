@@ -6,7 +6,9 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.sql.SaveMode;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
+import org.apache.spark.sql.catalyst.plans.logical.AppendData;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.OverwriteByExpression;
 import org.apache.spark.sql.catalyst.plans.logical.V2WriteCommand;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.classic.SparkSession;
@@ -20,8 +22,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * The optimizer rule (pre-CBO, once per plan): a write whose target a contract governs gets the contract's
  * same-pass checks on top of its query. File-source path writes, {@code saveAsTable}, {@code INSERT INTO} and
  * CTAS reach Spark as an {@code InsertIntoHadoopFsRelationCommand} (CTAS in its nested execution); a Delta path
- * write as a {@code SaveIntoDataSourceCommand}. DSv2 table writes (a Delta table by name) are not measured and
- * say so in one line. Writes that match no contract keep their plan unchanged; any internal error leaves the
+ * write as a {@code SaveIntoDataSourceCommand}; a Delta table by name as a DSv2 write ({@code AppendData} and
+ * the overwrites). Other DSv2 tables are not measured and say so in one line. Writes that match no contract keep their plan unchanged; any internal error leaves the
  * write ungoverned.
  */
 final class EnforceWrites extends Rule<LogicalPlan> {
@@ -43,8 +45,7 @@ final class EnforceWrites extends Rule<LogicalPlan> {
       return dataSourceWrite((SaveIntoDataSourceCommand) plan);
     }
     if (plan instanceof V2WriteCommand) {
-      warnIfGovernedTable((V2WriteCommand) plan);
-      return plan;
+      return tableWrite(plan, (V2WriteCommand) plan);
     }
     if (!(plan instanceof InsertIntoHadoopFsRelationCommand)) {
       return plan;
@@ -203,32 +204,96 @@ final class EnforceWrites extends Rule<LogicalPlan> {
   }
 
   /**
-   * DSv2 table writes (INSERT INTO or saveAsTable of a Delta table by name, other catalogs' tables) are not
-   * measured by this release: a write to a governed table says so in one line per contract.
+   * A DSv2 table write (AppendData, OverwriteByExpression, OverwritePartitionsDynamic) to a governed table.
+   * A Delta table (INSERT INTO, {@code saveAsTable}, {@code insertInto}, CTAS into a staged Delta table) is
+   * measured as a Delta path write is: Delta runs the query in its nested write, where {@link DeltaResults}
+   * reads the metrics, and in block mode a failed {@code fail} rule aborts the tasks. Other catalogs' tables
+   * say in one line per contract that they are not measured.
    */
-  private void warnIfGovernedTable(V2WriteCommand cmd) {
+  private LogicalPlan tableWrite(LogicalPlan plan, V2WriteCommand cmd) {
+    String target = null;
+    String contract = null;
     try {
-      if (!(cmd.table() instanceof DataSourceV2Relation)) {
-        return;
+      if (!(cmd.table() instanceof DataSourceV2Relation) || GovernedWrite.isWrapped(cmd.query())) {
+        return plan;
       }
       DataSourceV2Relation relation = (DataSourceV2Relation) cmd.table();
       EnforceSettings settings = settings();
       Manifest manifest = settings.manifest();
       if (manifest == null) {
-        return;
+        return plan;
       }
-      String location = relation.table().properties().get("location");
-      String[] identity = location == null ? new String[] {"", relation.name()}
-          : identity(new org.apache.hadoop.fs.Path(location).toUri());
-      Manifest.Entry entry = manifest.match(identity[0], identity[1],
-          List.<String[]>of(new String[] {"table", relation.name()}));
-      if (entry != null) {
-        EnforceSettings.warnOnce("contract " + entry.contractName + ": DSv2 table writes (" + relation.name()
-            + ") are not measured by this release; they proceed ungoverned (a Delta path write is measured)");
+      target = relation.name();
+      String[] identity = tableIdentity(relation);
+      Manifest.Entry entry = manifest.match(identity[0], identity[1], List.<String[]>of(
+          new String[] {"table", target}, new String[] {"table", shortName(relation)}));
+      if (entry == null) {
+        return plan;
       }
-    } catch (RuntimeException | LinkageError e) {
-      // observing only: nothing to step aside from
+      contract = entry.contractName;
+      if (!relation.table().getClass().getName().startsWith("org.apache.spark.sql.delta.")) {
+        EnforceSettings.warnOnce("contract " + contract + ": DSv2 table writes (" + target + ", "
+            + relation.table().getClass().getSimpleName() + ") are not measured by this release; they proceed "
+            + "ungoverned (Delta tables and file-source tables are measured)");
+        return plan;
+      }
+      if (!hasChecks(entry)) {
+        return plan;
+      }
+      GovernedWrite write = new GovernedWrite(manifest, entry, new CompiledChecks(entry.checks), identity[0],
+          identity[1], target, settings, CollectionConverters.asJava(cmd.query().output()));
+      LogicalPlan governed = withAnalyzedQuery((LogicalPlan) cmd.withNewQuery(
+          write.wrap(session, cmd.query(), settings.block)), write, settings.block);
+      PendingWrites.add(write);
+      return governed;
+    } catch (GovernedWrite.Skip | RuntimeException | LinkageError e) {
+      stepAside(contract, target, e);
+      return plan;
     }
+  }
+
+  /**
+   * A V1-fallback table write (Delta's) runs the query the analyzer stored, not the optimized one: that one
+   * gets the same checks (the same metrics name; only one of the two plans ever runs).
+   */
+  private LogicalPlan withAnalyzedQuery(LogicalPlan plan, GovernedWrite write, boolean abortOnFail)
+      throws GovernedWrite.Skip {
+    if (plan instanceof AppendData) {
+      AppendData a = (AppendData) plan;
+      return a.analyzedQuery().isEmpty() ? a : a.copy(a.table(), a.query(), a.writeOptions(), a.isByName(),
+          a.write(), scala.Option.apply(write.wrap(session, a.analyzedQuery().get(), abortOnFail)));
+    }
+    if (plan instanceof OverwriteByExpression) {
+      OverwriteByExpression o = (OverwriteByExpression) plan;
+      return o.analyzedQuery().isEmpty() ? o : o.copy(o.table(), o.deleteExpr(), o.query(), o.writeOptions(),
+          o.isByName(), o.write(), scala.Option.apply(write.wrap(session, o.analyzedQuery().get(), abortOnFail)));
+    }
+    return plan;
+  }
+
+  /** The identity of a table's data: its location (the listener names the output by it), else its name. */
+  private String[] tableIdentity(DataSourceV2Relation relation) {
+    String location = relation.table().properties().get("location");
+    if (location != null) {
+      return identity(new org.apache.hadoop.fs.Path(location).toUri());
+    }
+    if (relation.identifier().isDefined()) { // a table being created (CTAS): its default location
+      org.apache.spark.sql.connector.catalog.Identifier ident = relation.identifier().get();
+      String[] ns = ident.namespace();
+      org.apache.spark.sql.catalyst.TableIdentifier id = new org.apache.spark.sql.catalyst.TableIdentifier(
+          ident.name(), ns.length == 0 ? scala.Option.empty() : scala.Option.apply(ns[ns.length - 1]));
+      return identity(session.sessionState().catalog().defaultTablePath(id));
+    }
+    return new String[] {"", relation.name()};
+  }
+
+  /** The table name without its catalog ({@code default.orders}), as the file-source writes match it. */
+  private static String shortName(DataSourceV2Relation relation) {
+    if (relation.identifier().isEmpty()) {
+      return relation.name();
+    }
+    org.apache.spark.sql.connector.catalog.Identifier ident = relation.identifier().get();
+    return ident.namespace().length == 0 ? ident.name() : String.join(".", ident.namespace()) + "." + ident.name();
   }
 
   /** The (namespace, name) the OpenLineage listener gives a path: {@code file} + path, else scheme://authority + path. */

@@ -49,6 +49,7 @@ final class Recorder {
     contract.put("not_evaluated", new ArrayList<>(w.checks.notSamePass));
     doc.put("contract", contract);
     doc.put("vetoed", !committed);
+    doc.put("ended", true);
     QualityRegistry.record(w.namespace, w.datasetName, JsonWriter.write(doc));
     if (w.settings.history != null) {
       ReportHistory.append(w.settings.history, w.reportColumns, rows(j, committed, runId, at), w.settings.pipeline,
