@@ -1,6 +1,7 @@
 """The session extension's cost on a write: the same parquet write, governed and ungoverned, in one process.
 
     python benchmarks/bench_enforce.py [--rows 2000000] [--repeat 5] [--warmup 1] [--source cache|parquet]
+                                       [--breakdown]
 
 One session with `spark.sql.extensions=io.github.dqgovernance.spark.GovernanceExtensions` and a manifest
 that governs one path: 8 same-pass rules (2 not_null, allowed_values, minimum, date format, e-mail pattern,
@@ -10,7 +11,10 @@ length, row_count) over orders-like rows (bench_checks.generate): `--source cach
 the metrics node, its aggregation and the verdict in its commit. Two hand-written references show where the
 time goes: `observe` (the same metric expressions through `Dataset.observe`, Spark's own node, on a plain write)
 and `agg_then_write` (the metrics as a codegen'd aggregation of their own, then the plain write). Prints one JSON object: seconds, the median of
-the per-round ratio governed / plain, and the verdict's counts (the extension did measure). Needs `make listener`.
+the per-round ratio governed / plain, and the verdict's counts (the extension did measure). `--breakdown` also
+times each rule alone (an aggregation of the row count and that rule's failed count, less the row count alone,
+over the same rows) as a fraction of the plain write: the sum is the floor any same-pass design pays, since the
+rule functions themselves run once per row. Needs `make listener`.
 """
 
 from __future__ import annotations
@@ -52,12 +56,32 @@ def bench_contract(path: str) -> dict:
     }
 
 
+def rule_costs(df, checks: dict, plain: list[float], args: argparse.Namespace) -> dict:
+    """Each typed rule's own evaluation time over `df`, as a fraction of the plain write's median time."""
+    from pyspark.sql import functions as F
+
+    def count_of(text: str | None):
+        base = [F.count(F.lit(1))]
+        return lambda: df.agg(*base, *([F.expr(f"count(CASE WHEN coalesce(({text}), false) THEN 1 END)")]
+                                       if text else [])).collect()
+
+    ways = {"rows": count_of(None)}
+    ways.update({r["name"]: count_of(r["violation"]["typed"]) for r in checks["rules"] if r["violation"]["typed"]})
+    times, _answers = timed(ways, args.repeat, args.warmup)
+    median = lambda v: sorted(v)[len(v) // 2]  # noqa: E731
+    write = median(plain)
+    costs = {name: round(max(0.0, median(v) - median(times["rows"])) / write, 3)
+             for name, v in times.items() if name != "rows"}
+    return {**costs, "sum": round(sum(costs.values()), 3), "floor_ratio": round(1 + sum(costs.values()), 3)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--source", choices=("cache", "parquet"), default="cache")
+    parser.add_argument("--breakdown", action="store_true", help="time each rule alone against the plain write")
     args = parser.parse_args()
     jar = find_extension_jar()
     if jar is None:
@@ -105,6 +129,7 @@ def main() -> None:
             "agg_then_write": lambda: (df.agg(*metrics).collect(), df.write.mode("overwrite").parquet(plain)),
         }
         times, _answers = timed(ways, args.repeat, args.warmup)
+        breakdown = rule_costs(df, checks, times["plain"], args) if args.breakdown else None
         runs = spark.read.parquet(str(root / "history"))
         verdict = {r["check_name"]: r["failed_count"] for r in runs.where(runs.rule_status != "skipped")
                    .select("check_name", "failed_count").distinct().collect()}
@@ -117,6 +142,7 @@ def main() -> None:
             "ratio_governed_vs_plain": ratio, "target": TARGET, "met": ratio <= TARGET,
             "ratios_by_hand_vs_plain": explain,
             "failed_counts": verdict,
+            **({"rule_cost_vs_plain": breakdown} if breakdown is not None else {}),
         }, indent=2))
         spark.stop()
 
