@@ -10,6 +10,7 @@ Usage: spark-submit … tests/enforce_job.py STEP TARGET [SEED_CSV]
   delta-append  the seed appended by name (saveAsTable, mode append) to the Delta table TARGET that an
              earlier job left in the warehouse (registered here first: the session's catalog is in memory)
   delta-overwrite  the same table overwritten with the seed by INSERT OVERWRITE
+  jdbc       the seed appended by name to TARGET in the session's `jdbc` catalog (Spark's JDBC table catalog)
   formats    the seed appended as csv, json and orc to TARGET_csv, TARGET_json, TARGET_orc
   table      saveAsTable TARGET (a table name), then CTAS TARGET_ctas from it
 Prints one line: `rows=N` (the rows the step read), then exits 0; a failed write raises.
@@ -46,6 +47,11 @@ def main(step: str, target: str, seed: str) -> None:
             else:
                 orders.createOrReplaceTempView("seed")
                 spark.sql(f"INSERT OVERWRITE {target} SELECT * FROM seed")
+        elif step == "jdbc":
+            columns = ", ".join(f"{name} STRING" for name in orders.columns)
+            spark.sql(f"CREATE TABLE jdbc.{target} ({columns})")
+            orders.writeTo(f"jdbc.{target}").append()
+            assert spark.table(f"jdbc.{target}").count() == orders.count()
         elif step == "formats":
             for fmt in ("csv", "json", "orc"):
                 orders.write.mode("append").format(fmt).save(f"{target}_{fmt}")

@@ -171,6 +171,7 @@ def work(tmp_path_factory):
         _contract(work, "orders_tbl_ctas", table="orders_tbl_ctas"),
         *[_contract(work, f"orders_{fmt}", path=str(work / f"fmt_{fmt}")) for fmt in ("csv", "json", "orc")],
         _contract(work, "orders_dt", table="orders_dt", extra_rules=[STATUS_FAIL]),
+        _contract(work, "orders_jdbc", table="orders_jdbc"),
         _contract(work, "orders_delta", path=str(work / "delta_orders"), extra_rules=[STATUS_FAIL]),
     ]
     parity = work / "parity.yaml"
@@ -488,3 +489,18 @@ def test_a_delta_table_written_by_name_is_measured_and_a_fail_rule_aborts_it_in_
         assert ("dq-governance: write to spark_catalog.default.orders_dt blocked by contract orders_dt (rule "
                 "status_fail failed with action fail); nothing was committed") in second.stderr, step
         assert _tree_digest(table / "_delta_log") == log, step  # no new commit: the 14 rows are all still there
+
+
+def test_another_catalogs_table_says_in_one_line_that_it_is_not_measured_and_is_written(work):
+    # Spark's JDBC table catalog over the Derby PySpark ships: a DSv2 table that is neither Delta nor a file source
+    jdbc = ["--conf", "spark.sql.catalog.jdbc=org.apache.spark.sql.execution.datasources.v2.jdbc.JDBCTableCatalog",
+            "--conf", "spark.sql.catalog.jdbc.url=jdbc:derby:memory:orders;create=true",
+            "--conf", "spark.sql.catalog.jdbc.driver=org.apache.derby.jdbc.EmbeddedDriver"]
+    flags = _flags(work, work / "orders_jdbc.yaml", work / "jdbc.jsonl", "block", work / "manifest.json")
+    proc = _submit(work, [*flags, *jdbc], "jdbc", "APP.orders_jdbc", str(SEED))
+    assert proc.returncode == 0, proc.stderr[-4000:]  # neither measured nor broken: the write proceeds
+    assert "rows=7" in proc.stdout
+    ours = [line.split("dq-governance extension: ", 1)[1] for line in proc.stderr.splitlines()
+            if "dq-governance extension: " in line]
+    assert ours == ["contract orders_jdbc: DSv2 table writes (jdbc.APP.orders_jdbc, JDBCTable) are not measured by "
+                    "this release; they proceed ungoverned (Delta tables and file-source tables are measured)"]

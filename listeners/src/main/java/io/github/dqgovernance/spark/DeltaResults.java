@@ -31,7 +31,7 @@ final class DeltaResults implements QueryExecutionListener {
         Judgement j = new Judgement(w.getKey(), w.getValue());
         Recorder.record(j, committed, UUID.randomUUID().toString(), Instant.now());
       }
-    } catch (RuntimeException | LinkageError e) {
+    } catch (Exception | LinkageError e) {
       EnforceSettings.warnOnce("cannot record a Delta write's results (" + e.getClass().getSimpleName() + ": "
           + EnforceSettings.firstLine(e.getMessage()) + ")");
     }

@@ -23,8 +23,9 @@ import scala.jdk.javaapi.CollectionConverters;
  * same-pass checks on top of its query. File-source path writes, {@code saveAsTable}, {@code INSERT INTO} and
  * CTAS reach Spark as an {@code InsertIntoHadoopFsRelationCommand} (CTAS in its nested execution); a Delta path
  * write as a {@code SaveIntoDataSourceCommand}; a Delta table by name as a DSv2 write ({@code AppendData} and
- * the overwrites). Other DSv2 tables are not measured and say so in one line. Writes that match no contract keep their plan unchanged; any internal error leaves the
- * write ungoverned.
+ * the overwrites). Other DSv2 tables are not measured and say so in one line. Writes that match no contract
+ * keep their plan unchanged; any internal error leaves the write ungoverned. (Handlers catch {@code Exception}:
+ * Spark's Scala code throws checked exceptions, such as {@code AnalysisException}, that Java sees undeclared.)
  */
 final class EnforceWrites extends Rule<LogicalPlan> {
   /** Governed CTAS targets by location key, until their nested write is planned. */
@@ -95,7 +96,7 @@ final class EnforceWrites extends Rule<LogicalPlan> {
       return cmd.withNewChildren(CollectionConverters.asScala(List.of(wrapped)).toSeq());
     } catch (GovernanceVetoException e) {
       throw e;
-    } catch (GovernedWrite.Skip | RuntimeException | LinkageError e) {
+    } catch (Exception | LinkageError e) {
       stepAside(contract, target, e);
       return plan;
     }
@@ -149,7 +150,7 @@ final class EnforceWrites extends Rule<LogicalPlan> {
           != null) {
         CTAS_TARGETS.put(Manifest.key(identity[0], identity[1]), new String[] {name});
       }
-    } catch (RuntimeException | LinkageError e) {
+    } catch (Exception | LinkageError e) {
       EnforceSettings.LOG.warn(EnforceSettings.PREFIX + "CTAS " + cmd.table().identifier() + ": "
           + e.getClass().getSimpleName() + ": " + EnforceSettings.firstLine(e.getMessage())
           + "; the write proceeds ungoverned");
@@ -197,7 +198,7 @@ final class EnforceWrites extends Rule<LogicalPlan> {
       }
       LogicalPlan wrapped = govern(manifest, entry, identity, target, settings, cmd.query(), settings.block);
       return new SaveIntoDataSourceCommand(wrapped, cmd.dataSource(), cmd.options(), cmd.mode());
-    } catch (GovernedWrite.Skip | RuntimeException | LinkageError e) {
+    } catch (Exception | LinkageError e) {
       stepAside(contract, target, e);
       return cmd;
     }
@@ -246,7 +247,7 @@ final class EnforceWrites extends Rule<LogicalPlan> {
           write.wrap(session, cmd.query(), settings.block)), write, settings.block);
       PendingWrites.add(write);
       return governed;
-    } catch (GovernedWrite.Skip | RuntimeException | LinkageError e) {
+    } catch (Exception | LinkageError e) {
       stepAside(contract, target, e);
       return plan;
     }
@@ -277,7 +278,8 @@ final class EnforceWrites extends Rule<LogicalPlan> {
     if (location != null) {
       return identity(new org.apache.hadoop.fs.Path(location).toUri());
     }
-    if (relation.identifier().isDefined()) { // a table being created (CTAS): its default location
+    if (relation.identifier().isDefined() && relation.catalog().isDefined() // a session table being created
+        && relation.catalog().get().name().equals(org.apache.spark.sql.connector.catalog.CatalogManager.SESSION_CATALOG_NAME())) {
       org.apache.spark.sql.connector.catalog.Identifier ident = relation.identifier().get();
       String[] ns = ident.namespace();
       org.apache.spark.sql.catalyst.TableIdentifier id = new org.apache.spark.sql.catalyst.TableIdentifier(

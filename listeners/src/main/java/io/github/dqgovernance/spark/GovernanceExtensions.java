@@ -30,7 +30,7 @@ public final class GovernanceExtensions implements SparkSessionExtensionsProvide
         ((SparkSession) session).listenerManager().register(new DeltaResults());
         return new EnforceWrites((SparkSession) session);
       });
-    } catch (RuntimeException | LinkageError e) {
+    } catch (Exception | LinkageError e) {
       EnforceSettings.warnOnce("cannot start (" + e.getClass().getSimpleName() + ": "
           + EnforceSettings.firstLine(e.getMessage()) + "); the session is left as it was");
     }

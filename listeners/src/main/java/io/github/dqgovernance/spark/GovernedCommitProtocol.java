@@ -49,7 +49,7 @@ public class GovernedCommitProtocol extends FileCommitProtocol implements Serial
     List<Map.Entry<GovernedWrite, Row>> writes = List.of();
     try {
       writes = PendingWrites.take(currentExecution());
-    } catch (RuntimeException | LinkageError e) {
+    } catch (Exception | LinkageError e) {
       EnforceSettings.warnOnce("cannot read the write's metrics (" + e.getClass().getSimpleName() + ": "
           + EnforceSettings.firstLine(e.getMessage()) + "); the write proceeds ungoverned");
     }
@@ -59,7 +59,7 @@ public class GovernedCommitProtocol extends FileCommitProtocol implements Serial
       Judgement j;
       try {
         j = new Judgement(w.getKey(), w.getValue());
-      } catch (RuntimeException e) {
+      } catch (Exception e) {
         EnforceSettings.LOG.warn(EnforceSettings.PREFIX + "contract " + w.getKey().entry.contractName + ", write to "
             + w.getKey().target + ": cannot judge (" + e.getClass().getSimpleName() + ": "
             + EnforceSettings.firstLine(e.getMessage()) + "); the write proceeds ungoverned");
@@ -80,7 +80,7 @@ public class GovernedCommitProtocol extends FileCommitProtocol implements Serial
   private static void safeRecord(Judgement j, boolean committed, Instant at) {
     try {
       Recorder.record(j, committed, UUID.randomUUID().toString(), at);
-    } catch (RuntimeException | LinkageError e) {
+    } catch (Exception | LinkageError e) {
       EnforceSettings.LOG.warn(EnforceSettings.PREFIX + "contract " + j.write.entry.contractName + ", write to "
           + j.write.target + ": results not recorded (" + e.getClass().getSimpleName() + ": "
           + EnforceSettings.firstLine(e.getMessage()) + ")");
