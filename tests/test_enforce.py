@@ -470,13 +470,15 @@ def test_a_delta_table_written_by_name_is_measured_and_a_fail_rule_aborts_it_in_
     assert first.returncode == 0, first.stderr[-4000:]
     assert "dq-governance extension: " not in first.stderr
     governed = _governed_outputs(_events(events), "/warehouse/orders_dt")
-    # the CTAS's COMPLETE; the listener's COMPLETE of the INSERT names no output, its results are in the history.
-    # No START carries results: the write it starts is not measured yet (never the previous write's results)
-    assert [event["eventType"] for event, _dataset in governed] == ["COMPLETE"]
-    facet = governed[0][1]["facets"]["dqgov_dataContract"]
-    assert {r["name"]: r["failed_count"] for r in facet["rules"] if r.get("failed_count")} == {
-        **SEED_FAILED, "status_fail": 1}
-    assert (facet["written_rows"], facet["vetoed"]) == (7, False)
+    # the CTAS's COMPLETE and the INSERT's: the listener's own COMPLETE of a write by name names no output, and
+    # the transformer gives it back the output its START named. No START carries results (the write it starts
+    # is not measured yet; never the previous write's results)
+    assert [event["eventType"] for event, _dataset in governed] == ["COMPLETE", "COMPLETE"]
+    for _event, dataset in governed:
+        facet = dataset["facets"]["dqgov_dataContract"]
+        assert {r["name"]: r["failed_count"] for r in facet["rules"] if r.get("failed_count")} == {
+            **SEED_FAILED, "status_fail": 1}
+        assert (facet["written_rows"], facet["vetoed"]) == (7, False)
     runs = read_history(str(work / "history"), spark=spark, contract="orders_dt").where("check_name = 'row_count'")
     assert sorted(r.total_rows for r in runs.collect()) == [7, 7]  # the CTAS, and the INSERT of its 7 rows
 
@@ -489,6 +491,8 @@ def test_a_delta_table_written_by_name_is_measured_and_a_fail_rule_aborts_it_in_
         assert ("dq-governance: write to spark_catalog.default.orders_dt blocked by contract orders_dt (rule "
                 "status_fail failed with action fail); nothing was committed") in second.stderr, step
         assert _tree_digest(table / "_delta_log") == log, step  # no new commit: the 14 rows are all still there
+        last = _governed_outputs(_events(events), "/warehouse/orders_dt")[-1]
+        assert (last[0]["eventType"], last[1]["facets"]["dqgov_dataContract"]["vetoed"]) == ("FAIL", True), step
 
 
 def test_another_catalogs_table_says_in_one_line_that_it_is_not_measured_and_is_written(work):

@@ -24,8 +24,26 @@ final class Enricher {
       "row_outputs", "enforce", "vetoed", "written_rows", "dropped_rows", "rules", "not_evaluated");
   private static final Set<String> OURS = Set.of(CONTRACT_FACET);
 
+  private static final int STARTED_LIMIT = 1000;
   private final Manifest manifest;
   private final OpenLineage ol;
+  /** Governed outputs of runs whose START has passed, by run id, until their COMPLETE or FAIL (bounded). */
+  private final Map<String, Started> started = Collections.synchronizedMap(
+      new LinkedHashMap<String, Started>(16, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Started> eldest) {
+          return size() > STARTED_LIMIT;
+        }
+      });
+
+  private static final class Started {
+    final List<OpenLineage.OutputDataset> outputs;
+    final long at = System.nanoTime();
+
+    Started(List<OpenLineage.OutputDataset> outputs) {
+      this.outputs = outputs;
+    }
+  }
 
   Enricher(Manifest manifest) {
     this.manifest = manifest;
@@ -35,6 +53,10 @@ final class Enricher {
   OpenLineage.RunEvent enrich(OpenLineage.RunEvent event) {
     List<OpenLineage.InputDataset> inputs = event.getInputs();
     List<OpenLineage.OutputDataset> outputs = event.getOutputs();
+    List<OpenLineage.OutputDataset> restored = restoredOutputs(event);
+    if (restored != null) {
+      outputs = restored;
+    }
     List<OpenLineage.InputDataset> newInputs = null;
     List<OpenLineage.OutputDataset> newOutputs = null;
     for (int i = 0; inputs != null && i < inputs.size(); i++) {
@@ -57,6 +79,9 @@ final class Enricher {
     if (type == OpenLineage.RunEvent.EventType.COMPLETE && vetoed(outputs)) {
       type = OpenLineage.RunEvent.EventType.FAIL; // the listener reports a vetoed commit as COMPLETE
     }
+    if (newOutputs == null && restored != null) {
+      newOutputs = restored;
+    }
     if (newInputs == null && newOutputs == null && type == event.getEventType()) {
       return event;
     }
@@ -68,6 +93,46 @@ final class Enricher {
         .inputs(newInputs != null ? newInputs : inputs)
         .outputs(newOutputs != null ? newOutputs : outputs)
         .build();
+  }
+
+  /**
+   * The OpenLineage listener's COMPLETE of a DSv2 write by name (a Delta table's {@code AppendDataExecV1}) names
+   * no output, though its START did. Such a terminal event gets back the governed outputs of its START whose
+   * results were recorded after that START (so by this run's write), to carry them; otherwise null.
+   */
+  private List<OpenLineage.OutputDataset> restoredOutputs(OpenLineage.RunEvent event) {
+    OpenLineage.RunEvent.EventType type = event.getEventType();
+    String runId = event.getRun() == null ? null : String.valueOf(event.getRun().getRunId());
+    List<OpenLineage.OutputDataset> outputs = event.getOutputs();
+    boolean terminal = type == OpenLineage.RunEvent.EventType.COMPLETE || type == OpenLineage.RunEvent.EventType.FAIL;
+    if (runId == null || !(terminal || type == OpenLineage.RunEvent.EventType.START)) {
+      return null;
+    }
+    if (type == OpenLineage.RunEvent.EventType.START) {
+      List<OpenLineage.OutputDataset> governed = new ArrayList<>();
+      for (int i = 0; outputs != null && i < outputs.size(); i++) {
+        OpenLineage.OutputDataset d = outputs.get(i);
+        if (d != null && manifest.match(d.getNamespace(), d.getName(), Facets.symlinks(d.getFacets())) != null) {
+          governed.add(d);
+        }
+      }
+      if (!governed.isEmpty()) {
+        started.put(runId, new Started(governed));
+      }
+      return null;
+    }
+    Started start = started.remove(runId);
+    if (start == null || (outputs != null && !outputs.isEmpty())) {
+      return null;
+    }
+    List<OpenLineage.OutputDataset> back = new ArrayList<>();
+    for (OpenLineage.OutputDataset d : start.outputs) {
+      QualityRegistry.Recorded r = QualityRegistry.lookup(d.getNamespace(), d.getName(), Facets.symlinks(d.getFacets()));
+      if (r != null && r.ended && r.recordedAt > start.at) {
+        back.add(d);
+      }
+    }
+    return back.isEmpty() ? null : back;
   }
 
   private static boolean vetoed(List<OpenLineage.OutputDataset> outputs) {

@@ -25,6 +25,7 @@ public final class QualityRegistry {
     final Map<String, Map<String, Object>> outputFacets; // dataset facets for events that write it
     final boolean vetoed; // the write was stopped before its commit: its COMPLETE is reported as FAIL
     final boolean ended; // measured by a write that has ended: a later write's START must not carry it
+    final long recordedAt = System.nanoTime(); // to tell whether a run's START came before this result
 
     Recorded(Map<String, Map<String, Object>> inputFacets, Map<String, Object> contract) {
       this(inputFacets, contract, Map.of(), false, false);

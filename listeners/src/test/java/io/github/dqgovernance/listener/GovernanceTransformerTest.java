@@ -251,6 +251,40 @@ class GovernanceTransformerTest {
     assertEquals(map(dataset(before, "outputs", "/lake/curated/orders"), "outputFacets"), map(written, "outputFacets"));
   }
 
+  private static OpenLineage.RunEvent as(OpenLineage.RunEvent e, OpenLineage.RunEvent.EventType type,
+      List<OpenLineage.OutputDataset> outputs) {
+    return new OpenLineage(e.getProducer()).newRunEventBuilder().eventTime(e.getEventTime()).eventType(type)
+        .run(e.getRun()).job(e.getJob()).inputs(e.getInputs()).outputs(outputs).build();
+  }
+
+  @Test
+  void aTerminalEventNamingNoOutputGetsBackItsStartsGovernedOutputOnlyWithResultsRecordedSince() {
+    OpenLineage.RunEvent written = Support.event("write_parquet.json");
+    GovernanceTransformer transformer = Support.transformer(Support.newList());
+    String target = "/tmp/dqgov-listener-fixtures/lake/curated/orders";
+    String contract = "{\"_producer\": \"" + PRODUCER + "\", \"_schemaURL\": \"" + SCHEMA_URL + "\", \"name\": "
+        + "\"curated_orders\", \"status\": \"passed\", \"written_rows\": 7}";
+    QualityRegistry.record("file", target, "{\"contract\": " + contract + ", \"ended\": true}"); // an earlier write
+
+    Map<String, Object> start = json(transformer.transform(as(written, OpenLineage.RunEvent.EventType.START,
+        written.getOutputs())));
+    Map<String, Object> labels = map(dataset(start, "outputs", "/lake/curated/orders"), "facets", "dqgov_dataContract");
+    assertEquals("curated_orders", labels.get("name"));
+    assertNull(labels.get("written_rows")); // a START never carries an earlier write's results
+    Map<String, Object> bare = json(transformer.transform(as(written, OpenLineage.RunEvent.EventType.COMPLETE,
+        List.of())));
+    assertEquals(List.of(), bare.get("outputs")); // nothing recorded since its START: nothing restored
+
+    transformer.transform(as(written, OpenLineage.RunEvent.EventType.START, written.getOutputs()));
+    QualityRegistry.record("file", target, "{\"contract\": " + contract + ", \"ended\": true, \"vetoed\": true}");
+    Map<String, Object> end = json(transformer.transform(as(written, OpenLineage.RunEvent.EventType.COMPLETE,
+        List.of())));
+    assertEquals("FAIL", end.get("eventType")); // this run's write was vetoed
+    Map<String, Object> restored = map(dataset(end, "outputs", "/lake/curated/orders"), "facets", "dqgov_dataContract");
+    assertEquals(7L, restored.get("written_rows"));
+    assertEquals(1, ((List<?>) end.get("outputs")).size());
+  }
+
   @Test
   void aBrokenManifestMeansPassThroughWithOneLine() {
     OpenLineage.RunEvent event = Support.event("write_parquet.json");
