@@ -107,10 +107,16 @@ def _iso_date_cases() -> list[str | None]:
         "2024-01-00", "2024-01-5 ", " 2024-01-05", "2024-01-05 ", "2024-01-5T", "2024-01-0T", "2024-01-05T",
         "+2024-01-05", "-2024-01-05", "12024-01-05", "+12345-01-01", "2024-1-05", "2024-01-5", "2024/01/05",
         "2024-01-5\n", "2024-01-5\t", "2024-01-5\x00", "٢٠٢٤-01-05", "2024-01-0٥", "2024-01-05x", "", None,
+        "data-invalida", "31/12/2024", "abcd-ef-gh", "2024-01-05Z", "x12345-01-01", "+0012345-01-01", "012345-01-01",
+        "2024-001-05", "2024-01-005", "+294246-12-31", "+1-01-01", "-12345-01-01", "12345-1-01", "12345-01-1",
     ]
     rnd = random.Random(7)
     alphabet = "0123456789-+ T/:\t\n"
     cases += ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 12))) for _ in range(4000)]
+    # five-digit years (where the pattern parser is still asked) with a random character here and there
+    cases += ["".join(rnd.choice("0123456789") if rnd.random() < 0.9 else rnd.choice(alphabet + "ax")
+                      for _ in range(5)) + f"-{rnd.randint(0, 13):02d}-{rnd.randint(0, 32):02d}"
+              for _ in range(2000)]
     cases += [f"{rnd.randint(0, 9999):04d}-{rnd.randint(0, 13):02d}-{rnd.randint(0, 32):02d}" for _ in range(4000)]
     shape = "dddd-dd-dd"
     cases += ["".join(rnd.choice("0123456789") if ch == "d" else rnd.choice("--- T+\n") for ch in shape)
@@ -140,3 +146,14 @@ def test_iso_date_fast_path_agrees_with_the_pattern_parser(spark, zone):
     assert [parsed[v] for v in ("2023-02-29", "2024-01-5 ", "2024-01-5T", " 2024-01-05", "2024-1-05", "")] \
         == [None] * 6
     assert sum(v is not None for v in parsed.values()) > 3000  # the generated dates do reach the fast path
+    assert [parsed[v] for v in ("12024-01-05", "+12345-01-01", "+294246-12-31", "-2024-01-05", "data-invalida")] \
+        == [None, "+12345-01-01", "+294246-12-31", "-2024-01-05", None]
+
+
+def test_an_iso_date_past_the_parsers_range_is_invalid_not_an_aborted_pass(spark):
+    # Spark's pattern parser overflows on these (ArithmeticException through try_to_timestamp): one such value
+    # would abort the whole check
+    values = ["+294247-01-01", "999999999-12-31", "-290308-12-31", "+12345-01-01", "2026-01-31"]
+    got = _check(spark, "date", values, date_format="yyyy-MM-dd")
+    assert got == {"+294247-01-01": False, "999999999-12-31": False, "-290308-12-31": False, "+12345-01-01": True,
+                   "2026-01-31": True}
