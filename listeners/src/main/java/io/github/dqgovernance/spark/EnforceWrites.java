@@ -12,6 +12,7 @@ import org.apache.spark.sql.catalyst.plans.logical.OverwriteByExpression;
 import org.apache.spark.sql.catalyst.plans.logical.V2WriteCommand;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.connector.catalog.CatalogManager;
 import org.apache.spark.sql.execution.command.CreateDataSourceTableAsSelectCommand;
 import org.apache.spark.sql.execution.datasources.InsertIntoHadoopFsRelationCommand;
 import org.apache.spark.sql.execution.datasources.SaveIntoDataSourceCommand;
@@ -279,7 +280,7 @@ final class EnforceWrites extends Rule<LogicalPlan> {
       return identity(new org.apache.hadoop.fs.Path(location).toUri());
     }
     if (relation.identifier().isDefined() && relation.catalog().isDefined() // a session table being created
-        && relation.catalog().get().name().equals(org.apache.spark.sql.connector.catalog.CatalogManager.SESSION_CATALOG_NAME())) {
+        && relation.catalog().get().name().equals(CatalogManager.SESSION_CATALOG_NAME())) {
       org.apache.spark.sql.connector.catalog.Identifier ident = relation.identifier().get();
       String[] ns = ident.namespace();
       org.apache.spark.sql.catalyst.TableIdentifier id = new org.apache.spark.sql.catalyst.TableIdentifier(
