@@ -53,6 +53,7 @@ final class Enricher {
   OpenLineage.RunEvent enrich(OpenLineage.RunEvent event) {
     List<OpenLineage.InputDataset> inputs = event.getInputs();
     List<OpenLineage.OutputDataset> outputs = event.getOutputs();
+    rememberStart(event);
     List<OpenLineage.OutputDataset> restored = restoredOutputs(event);
     if (restored != null) {
       outputs = restored;
@@ -79,9 +80,6 @@ final class Enricher {
     if (type == OpenLineage.RunEvent.EventType.COMPLETE && vetoed(outputs)) {
       type = OpenLineage.RunEvent.EventType.FAIL; // the listener reports a vetoed commit as COMPLETE
     }
-    if (newOutputs == null && restored != null) {
-      newOutputs = restored;
-    }
     if (newInputs == null && newOutputs == null && type == event.getEventType()) {
       return event;
     }
@@ -95,6 +93,23 @@ final class Enricher {
         .build();
   }
 
+  /** A START's governed outputs, kept until the run's COMPLETE or FAIL (see restoredOutputs). */
+  private void rememberStart(OpenLineage.RunEvent event) {
+    if (event.getEventType() != OpenLineage.RunEvent.EventType.START || event.getRun() == null
+        || event.getOutputs() == null) {
+      return;
+    }
+    List<OpenLineage.OutputDataset> governed = new ArrayList<>();
+    for (OpenLineage.OutputDataset d : event.getOutputs()) {
+      if (d != null && manifest.match(d.getNamespace(), d.getName(), Facets.symlinks(d.getFacets())) != null) {
+        governed.add(d);
+      }
+    }
+    if (!governed.isEmpty()) {
+      started.put(String.valueOf(event.getRun().getRunId()), new Started(governed));
+    }
+  }
+
   /**
    * The OpenLineage listener's COMPLETE of a DSv2 write by name (a Delta table's {@code AppendDataExecV1}) names
    * no output, though its START did. Such a terminal event gets back the governed outputs of its START whose
@@ -102,27 +117,12 @@ final class Enricher {
    */
   private List<OpenLineage.OutputDataset> restoredOutputs(OpenLineage.RunEvent event) {
     OpenLineage.RunEvent.EventType type = event.getEventType();
-    String runId = event.getRun() == null ? null : String.valueOf(event.getRun().getRunId());
-    List<OpenLineage.OutputDataset> outputs = event.getOutputs();
-    boolean terminal = type == OpenLineage.RunEvent.EventType.COMPLETE || type == OpenLineage.RunEvent.EventType.FAIL;
-    if (runId == null || !(terminal || type == OpenLineage.RunEvent.EventType.START)) {
+    if (event.getRun() == null
+        || (type != OpenLineage.RunEvent.EventType.COMPLETE && type != OpenLineage.RunEvent.EventType.FAIL)) {
       return null;
     }
-    if (type == OpenLineage.RunEvent.EventType.START) {
-      List<OpenLineage.OutputDataset> governed = new ArrayList<>();
-      for (int i = 0; outputs != null && i < outputs.size(); i++) {
-        OpenLineage.OutputDataset d = outputs.get(i);
-        if (d != null && manifest.match(d.getNamespace(), d.getName(), Facets.symlinks(d.getFacets())) != null) {
-          governed.add(d);
-        }
-      }
-      if (!governed.isEmpty()) {
-        started.put(runId, new Started(governed));
-      }
-      return null;
-    }
-    Started start = started.remove(runId);
-    if (start == null || (outputs != null && !outputs.isEmpty())) {
+    Started start = started.remove(String.valueOf(event.getRun().getRunId()));
+    if (start == null || (event.getOutputs() != null && !event.getOutputs().isEmpty())) {
       return null;
     }
     List<OpenLineage.OutputDataset> back = new ArrayList<>();

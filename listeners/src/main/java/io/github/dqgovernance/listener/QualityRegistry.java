@@ -14,7 +14,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * class through the same application class loader, and share nothing else. The JSON is
  * {@code {"inputFacets": {"dataQualityAssertions": {...}, "dataQualityMetrics": {...}},
  * "contract": {...dqgov_dataContract facet...}}}, built by dq_governance.lineage.jvm_registry from the
- * same facet code as our own events (so PII-safe in the same way).
+ * same facet code as our own events (so PII-safe in the same way). The session extension's Recorder adds
+ * {@code "outputFacets"}, {@code "vetoed"} and {@code "ended"} (results of a write that has ended).
  */
 public final class QualityRegistry {
 

@@ -227,8 +227,7 @@ final class EnforceWrites extends Rule<LogicalPlan> {
       }
       target = relation.name();
       String[] identity = tableIdentity(relation);
-      Manifest.Entry entry = manifest.match(identity[0], identity[1], List.<String[]>of(
-          new String[] {"table", target}, new String[] {"table", shortName(relation)}));
+      Manifest.Entry entry = manifest.match(identity[0], identity[1], List.<String[]>of(new String[] {"table", target}));
       if (entry == null) {
         return plan;
       }
@@ -288,15 +287,6 @@ final class EnforceWrites extends Rule<LogicalPlan> {
       return identity(session.sessionState().catalog().defaultTablePath(id));
     }
     return new String[] {"", relation.name()};
-  }
-
-  /** The table name without its catalog ({@code default.orders}), as the file-source writes match it. */
-  private static String shortName(DataSourceV2Relation relation) {
-    if (relation.identifier().isEmpty()) {
-      return relation.name();
-    }
-    org.apache.spark.sql.connector.catalog.Identifier ident = relation.identifier().get();
-    return ident.namespace().length == 0 ? ident.name() : String.join(".", ident.namespace()) + "." + ident.name();
   }
 
   /** The (namespace, name) the OpenLineage listener gives a path: {@code file} + path, else scheme://authority + path. */
