@@ -129,14 +129,14 @@ def test_iso_date_fast_path_agrees_with_the_pattern_parser(spark, zone):
     """yyyy-MM-dd takes Spark's date cast where the text has that shape; every answer equals the pattern's."""
     from pyspark.sql import functions as F
 
-    from dq_governance.checks.formats import _parse_date_pattern, parse_date
+    from dq_governance.checks.formats import ISO_DATE_FORMAT, parse_date
 
     previous = spark.conf.get("spark.sql.session.timeZone")
     spark.conf.set("spark.sql.session.timeZone", zone)  # the pattern parser goes through the session zone
     try:
         df = spark.createDataFrame([(v,) for v in _iso_date_cases()], "v string")
         both = df.select("v", parse_date(F.col("v"), "yyyy-MM-dd").alias("fast"),
-                         _parse_date_pattern(F.col("v"), "yyyy-MM-dd").alias("pattern"))
+                         F.to_date(F.try_to_timestamp("v", F.lit(ISO_DATE_FORMAT))).alias("pattern"))
         assert both.where(~F.equal_null("fast", "pattern")).limit(5).collect() == []
         # as text: year 0 exists in Spark's calendar, not in Python's
         parsed = {r["v"]: r["fast"] for r in both.select("v", F.col("fast").cast("string").alias("fast")).collect()}
@@ -157,3 +157,74 @@ def test_an_iso_date_past_the_parsers_range_is_invalid_not_an_aborted_pass(spark
     got = _check(spark, "date", values, date_format="yyyy-MM-dd")
     assert got == {"+294247-01-01": False, "999999999-12-31": False, "-290308-12-31": False, "+12345-01-01": True,
                    "2026-01-31": True}
+
+
+#: patterns whose year sits in each layout the overflow guard reads: apart, first or last of adjacent digit
+#: fields, after a 6-digit fraction's run count, after text fields, single-letter (unsigned) years
+GUARDED_PATTERNS = ["dd/MM/yyyy", "yyyy-MM-dd HH:mm:ss", "d/M/y", "yyyyMMdd", "ddMMyyyy", "yyyyMMddHHmmss",
+                    "yyyy-MM-dd HH:mm:ss.SSSSSS", "d/M/yyyy HH:mm:ss.SSSSSS", "dd MMM yyyy HH:mm:ss",
+                    "MM/dd/yyyy hh:mm a"]
+
+
+def _pattern_cases(spark, pattern: str) -> list[str]:
+    """Text for `pattern`: Spark's own rendering of instants from year -99999 to 99999 (years of five digits
+    come signed), then each mutated: a character swapped for a digit, sign or separator, or one dropped."""
+    import random
+
+    from pyspark.sql import functions as F
+
+    rnd = random.Random(pattern)
+    seconds = [rnd.randint(-3_217_000_000_000, 3_093_000_000_000) if rnd.random() < 0.3
+               else rnd.randint(-62_000_000_000, 253_000_000_000) for _ in range(1500)]
+    texts = [r[0] for r in spark.createDataFrame([(s,) for s in seconds], "s long")
+             .select(F.date_format(F.timestamp_seconds("s"), pattern)).collect()]
+    mutated = []
+    for text in texts:
+        chars = list(text)
+        at = rnd.randrange(len(chars))
+        if rnd.random() < 0.2:
+            del chars[at]
+        else:
+            chars[at] = rnd.choice("0123456789+-/: ")
+        mutated.append("".join(chars))
+    return texts + mutated + ["", "data-invalida", "31/02/2026", "2026-02-30 10:00:00"]
+
+
+@pytest.mark.parametrize("pattern", GUARDED_PATTERNS)
+def test_a_patterns_overflow_guard_keeps_every_answer_of_the_parser_for_years_up_to_five_digits(spark, pattern):
+    """Where the guard lets text through, the answer is the parser's; it stops only years of six digits or more."""
+    import re
+
+    from pyspark.sql import functions as F
+
+    from dq_governance.checks.formats import _parse_pattern, year_overflow_regex
+
+    overflow = year_overflow_regex(pattern)
+    assert overflow is not None, pattern
+    cases = _pattern_cases(spark, pattern)
+    passed = [text for text in cases if not re.search(overflow, text)]
+    stopped = [text for text in cases if re.search(overflow, text)]
+    # the raw parser over what the guard lets through: an overflow here (a year the guard missed) fails the test
+    df = spark.createDataFrame([(v,) for v in passed], "v string")
+    both = df.select("v", _parse_pattern(F.col("v"), pattern).alias("guarded"),
+                     F.try_to_timestamp("v", F.lit(pattern)).alias("parser"))
+    assert both.where(~F.equal_null("guarded", "parser")).limit(5).collect() == []
+    assert both.where(F.col("parser").isNotNull()).count() > 1000  # the valid renderings do parse
+    # what the guard stops has a year of six digits or more: none of Spark's renderings (years up to 99999)
+    assert stopped and all(re.search(r"[0-9]{6}", text) for text in stopped)
+    assert not set(stopped) & set(cases[:1500])
+
+
+@pytest.mark.parametrize("pattern, text", [
+    ("dd/MM/yyyy", "01/01/+999999"), ("dd/MM/yyyy", "01/01/-290308"), ("yyyy-MM-dd HH:mm:ss", "+999999-01-01 00:00:00"),
+    ("d/M/y", "1/1/999999"), ("ddMMyyyy", "0101+999999"), ("yyyyMMdd", "+3000000101"),
+    ("yyyy-MM-dd HH:mm:ss.SSSSSS", "-999999-01-01 00:00:00.000000"), ("d/M/yyyy HH:mm:ss.SSSSSS", "1/1/+999999 00:00:00.1"),
+])
+def test_a_year_the_pattern_parser_overflows_on_is_an_invalid_value_not_an_aborted_pass(spark, pattern, text):
+    from pyspark.sql import functions as F
+
+    df = spark.createDataFrame([(text,), ("x",)], "v string")
+    with pytest.raises(Exception, match="overflow"):  # what the parser alone does: the whole job fails
+        df.select(F.try_to_timestamp("v", F.lit(pattern))).collect()
+    assert _check(spark, "timestamp", [text, "x"], date_format=pattern) == {text: False, "x": False}
+    assert _check(spark, "date", [text, "x"], date_format=pattern) == {text: False, "x": False}

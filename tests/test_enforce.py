@@ -37,13 +37,13 @@ SPARK_40 = pyspark.__version__.startswith("4.0")
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
 #: same-pass rule types on the edge cases the engine's tests use (nulls, blanks, bad dates, non-ASCII text)
-PARITY_CSV = """id,name,email,cpf,amount,day,code,note
-1,Ana,ana@example.com,529.982.247-25,10.5,2026-11-01,K1,ok
-2,  ,bad-email,111.111.111-11,-3,2026-02-30,K9,
-3,,,,,,,
-4,José Ñandú,jose@exemplo.com.br,12345678909,1e3,01/11/2026,k1,çãõ
-5,Zoë,zoe@@x.org,529.982.247-2X,abc,2026-13-01,K0,   
-6,Łukasz,lukasz@example.pl,52998224725,99999,2026-11-31,K2,ok
+PARITY_CSV = """id,name,email,cpf,amount,day,code,note,stamp,born
+1,Ana,ana@example.com,529.982.247-25,10.5,2026-11-01,K1,ok,01/11/2026 10:00:00,1/11/2026
+2,  ,bad-email,111.111.111-11,-3,2026-02-30,K9,,01/01/+999999 00:00:00,1/1/999999
+3,,,,,,,,,
+4,José Ñandú,jose@exemplo.com.br,12345678909,1e3,01/11/2026,k1,çãõ,31/02/2026 10:00:00,31/2/2026
+5,Zoë,zoe@@x.org,529.982.247-2X,abc,2026-13-01,K0,   ,01/01/+99999 00:00:00,5/5/99999
+6,Łukasz,lukasz@example.pl,52998224725,99999,2026-11-31,K2,ok,1/1/2026 10:00:00,x
 """
 PARITY_CONTRACT = {
     "contract": {"name": "parity", "version": "1.0.0", "owner": "team:qa"},
@@ -57,6 +57,9 @@ PARITY_CONTRACT = {
         {"name": "day", "type": "date", "date_format": "yyyy-MM-dd"},
         {"name": "code", "type": "string", "allowed_values": ["K0", "K1", "K2"]},
         {"name": "note", "type": "string"},
+        # a year past the pattern parser's range (row 2) aborted the user's write through the compiled checks
+        {"name": "stamp", "type": "timestamp", "date_format": "dd/MM/yyyy HH:mm:ss"},
+        {"name": "born", "type": "string", "format": "date", "date_format": "d/M/y"},
     ]},
     "quality": {"on_failure": "warn", "rules": [
         {"type": "regex", "column": "code", "pattern": "^K[0-9]$"},
@@ -151,6 +154,10 @@ STATUS_FAIL = {"type": "allowed_values", "name": "status_fail", "column": "statu
                "values": ["CRIADO", "PAGO", "CANCELADO"], "action": "fail"}
 
 
+#: under ANSI mode (Spark 4's default) this cast raises on every status of the seed
+ANSI_RAISING = {"type": "expression", "name": "status_is_a_positive_number", "expression": "CAST(status AS INT) > 0"}
+
+
 @pytest.fixture(scope="module")
 def work(tmp_path_factory):
     if not SPARK_40:
@@ -173,6 +180,7 @@ def work(tmp_path_factory):
         _contract(work, "orders_dt", table="orders_dt", extra_rules=[STATUS_FAIL]),
         _contract(work, "orders_jdbc", table="orders_jdbc"),
         _contract(work, "orders_delta", path=str(work / "delta_orders"), extra_rules=[STATUS_FAIL]),
+        _contract(work, "orders_ansi", path=str(work / "ansi"), extra_rules=[ANSI_RAISING]),
     ]
     parity = work / "parity.yaml"
     parity.write_text(yaml.safe_dump({**PARITY_CONTRACT, "dataset": {**PARITY_CONTRACT["dataset"],
@@ -313,6 +321,25 @@ def test_a_drop_rule_writes_exactly_the_rows_that_pass_it(spark, work):
     assert {r["name"]: r.get("failed_count") for r in facet["rules"]}["status_known"] == 1
 
 
+def test_an_expression_rule_that_raises_under_ansi_never_fails_the_users_write(spark, work):
+    from dq_governance.errors import InputDataError
+
+    assert spark.conf.get("spark.sql.ansi.enabled") == "true"
+    with pytest.raises(InputDataError, match="CAST_INVALID_INPUT"):  # dqgov check says so in one line
+        _expected(spark, work / "orders_ansi.yaml", SEED)
+    events = work / "ansi.jsonl"
+    proc = _submit(work, _flags(work, work / "orders_ansi.yaml", events, "observe", work / "manifest.json"),
+                   "append", str(work / "ansi"), str(SEED))
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "rows=7" in proc.stdout and spark.read.parquet(str(work / "ansi")).count() == 7
+    event, dataset = _governed_outputs(_events(events), "/ansi")[-1]
+    rules = {r["name"]: r.get("failed_count") for r in dataset["facets"]["dqgov_dataContract"]["rules"]}
+    # the rule is null on every row with ANSI off (not counted), the seed's own four failures are
+    assert event["eventType"] == "COMPLETE" and rules["status_is_a_positive_number"] == 0
+    assert {k: v for k, v in rules.items() if v} == {
+        "cliente_id_not_null": 1, "status_allowed_values": 1, "valor_range": 1, "data_pedido_type": 1}
+
+
 def test_an_ungoverned_write_is_the_same_with_and_without_the_extension(work):
     with_ext = work / "plain_with.jsonl"
     flags = _flags(work, work / "orders.yaml", with_ext, "observe", work / "manifest.json")
@@ -372,6 +399,8 @@ def test_parity_every_same_pass_rule_type_counts_as_the_engine_does(spark, work)
             "range", "allowed_values", "type"} <= {r["type"] for r in facet["rules"]}
     assert ours == engine
     assert sum(1 for v in ours.values() if v[0]) >= 10  # the edge cases do fail most rules
+    # rows 2, 4 and 6 each: an overflowing year, an impossible date, a day of one digit / no date
+    assert (ours["stamp_type"][0], ours["born_format"][0]) == (3, 3)
 
 
 @pytest.mark.skipif(SPARK_40, reason="Spark 3.5 only")

@@ -180,6 +180,10 @@ def test_generalize_dates(spark):
     got = column(spark, ["12/04/1990"], {"method": "generalize", "granularity": "month"},
                  extra={"date_format": "dd/MM/yyyy"})
     assert got == ["1990-04"]
+    # a year Spark's pattern parser overflows on (it threw and failed the whole masking job) is null
+    got = column(spark, ["12/04/+999999", "12/04/1990"], {"method": "generalize", "granularity": "year"},
+                 extra={"date_format": "dd/MM/yyyy"})
+    assert got == [None, "1990"]
 
 
 def test_generalize_numbers_to_buckets(spark):

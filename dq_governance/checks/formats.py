@@ -6,6 +6,7 @@ Each builder returns a boolean Column that is true for a valid value and null fo
 
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 from pyspark.sql import Column
@@ -49,7 +50,99 @@ def parse_date(col: str | Column, date_format: str | None) -> Column:
 
 def _parse_date_pattern(col: Column, date_format: str) -> Column:
     # pyspark 4.0 has no try_to_date: parse as a timestamp with the pattern, then truncate to a date.
-    return F.to_date(F.try_to_timestamp(col, F.lit(date_format)))
+    return F.to_date(_parse_pattern(col, date_format))
+
+
+def _parse_pattern(col: Column, pattern: str) -> Column:
+    """try_to_timestamp with `pattern`, where text whose year could overflow the parser is null without parsing.
+
+    Spark's pattern parser turns a year past about ±290,000 into a long overflow (an ArithmeticException, which
+    try_to_timestamp does not catch), so one such value aborted the whole pass, and inside a write governed by
+    the session extension, the user's job. year_overflow_regex finds those years in the text.
+    """
+    overflow = year_overflow_regex(pattern)
+    parsed = F.try_to_timestamp(col, F.lit(pattern))
+    return parsed if overflow is None else F.when(~col.rlike(overflow), parsed)
+
+
+#: pattern letters whose text is digits, and the most digits a valid value takes (a year: five, see below)
+_NUMERIC_WIDTH = {"D": 3, "d": 2, "M": 2, "L": 2, "Q": 2, "q": 2, "F": 1, "H": 2, "h": 2, "K": 2, "k": 2, "m": 2,
+                  "s": 2}
+#: letters whose text has no digit (from a count of 3 for M, L, Q, q: month and quarter names)
+_TEXT_LETTERS = set("GEa")
+#: zone and offset letters: their text may hold digits (+05:30, GMT+3)
+_ZONE_LETTERS = set("VzOXxZ")
+_PATTERN_TOKEN = re.compile(r"'(?:[^']|'')*'|([A-Za-z])\1*|.", re.S)
+
+
+def year_overflow_regex(pattern: str) -> str | None:
+    """A Java regex that finds, in text for `pattern`, a year of six digits or more; None when none is needed.
+
+    Years of up to five digits are left to the parser, whose answers are kept. A longer year is an invalid value:
+    past ±290,000 the parser would overflow, and no real date has one. The year's digits are found from the
+    pattern's layout: its digit fields, adjacent or apart, and where the year stands among them. A pattern
+    whose layout hides the year (a second year field, a zone or an optional section before it, a sign among
+    its literals beside a year that follows other digits) gets None: it is parsed as before, unguarded.
+    """
+    groups: list[list[tuple[str, int]]] = [[]]  # runs of adjacent digit fields
+    before_year = ""  # the kinds of items before the year's group: "z" zone, "[" optional section
+    year: tuple[int, int] | None = None  # (group, position in it)
+    signs = zones = False
+    for match in _PATTERN_TOKEN.finditer(pattern):
+        token, letter = match.group(0), match.group(1)
+        count = len(token)
+        if letter in ("y", "u") and count != 2:
+            if year is not None:
+                return None
+            year = (len(groups) - 1, len(groups[-1]))
+            groups[-1].append((letter, count))
+        elif letter and ((letter in _NUMERIC_WIDTH and (count < 3 or letter in "DdHhKkmsF")) or letter in "yuS"):
+            groups[-1].append((letter, count))
+        else:
+            if letter in _ZONE_LETTERS:
+                zones = True
+                before_year += "z" if year is None else ""
+            elif token in "[]" and year is None:
+                before_year += "["
+            elif letter and letter not in _TEXT_LETTERS and letter not in "MLQq":
+                return None  # a letter Spark refuses or we do not know: leave the pattern to Spark
+            signs = signs or (not letter and any(c in token for c in "+-"))
+            if groups[-1]:
+                groups.append([])
+    if year is None:
+        return None  # no year field: nothing here can overflow
+    group, position = groups[year[0]], year[1]
+    trailing = group[position + 1:]
+    if any(not _fixed(letter, count) for letter, count in trailing):
+        return None
+    need = 6 + sum(count for _letter, count in trailing)  # the fewest digits an overflowing year's run has
+    if position > 0:
+        # After other digits (ddMMyyyy) a year of more than four digits needs its sign, which splits the run.
+        if group[position][1] < 4 or signs or zones:
+            return None
+        return f"[0-9][+-][0-9]{{{need}}}"
+    widest_other = max([sum(_widest(letter, count) for letter, count in g) for i, g in enumerate(groups)
+                        if i != year[0]] + [6 if zones else 0])
+    if widest_other < need:
+        return f"[0-9]{{{need}}}"
+    if before_year:
+        return None
+    # Another field's digits can be as long: count runs to reach the year's (a sign is not a digit).
+    return f"^[^0-9]*+(?:[0-9]++[^0-9]++){{{year[0]}}}[0-9]{{{need}}}"
+
+
+def _fixed(letter: str, count: int) -> bool:
+    """A digit field of one width only, which adjacent fields parse at that width."""
+    return (letter in "dMLHhKkms" and count == 2) or (letter == "D" and count == 3)
+
+
+def _widest(letter: str, count: int) -> int:
+    """The most digits a valid value of the field takes (a year, five)."""
+    if letter in ("y", "u"):
+        return 2 if count == 2 else 5
+    if letter == "S":
+        return count
+    return max(count, _NUMERIC_WIDTH[letter])
 
 
 #: the first and last years whose every day Spark's pattern parser turns into a timestamp without overflowing
@@ -81,13 +174,13 @@ def _parse_iso_date(sql: str | Column) -> Column:
     # extension's compiled text cannot carry (checks/sql_text.py)
     long_year = ((F.length(col) >= 11) & (F.substring(col, -3, 1) == "-") & (F.substring(col, -6, 1) == "-")
                  & (year >= MIN_PARSED_YEAR) & (year <= MAX_PARSED_YEAR))
-    return F.when(shaped & two_digit_day, cast).when(long_year, _parse_date_pattern(col, ISO_DATE_FORMAT))
+    return F.when(shaped & two_digit_day, cast).when(long_year, F.to_date(F.try_to_timestamp(col, F.lit(ISO_DATE_FORMAT))))
 
 
 def parse_timestamp(col: str | Column, date_format: str | None) -> Column:
     """A string column (SQL text or Column) parsed as a timestamp with a Spark pattern (null when it does not parse)."""
     if date_format:
-        return F.try_to_timestamp(compat.column(col), F.lit(date_format))
+        return _parse_pattern(compat.column(col), date_format)
     return compat.try_cast(col, "timestamp")
 
 

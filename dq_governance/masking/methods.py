@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from dq_governance.checks import compat
+from dq_governance.checks.formats import parse_timestamp
 from dq_governance.contracts.model import FieldSpec, MaskingSpec
 from dq_governance.errors import ConfigError
 from dq_governance.identifiers import quote_identifier
@@ -229,7 +230,7 @@ def _truncate_date(col: Column, unit: str, ctx: MaskContext) -> Column:
     if isinstance(ctx.dtype, (T.TimestampType, T.TimestampNTZType)):
         return F.date_trunc(unit, col)
     pattern = (ctx.field.date_format if ctx.field else None) or "yyyy-MM-dd"
-    parsed = F.try_to_timestamp(F.trim(col.cast("string")), F.lit(pattern))
+    parsed = parse_timestamp(F.trim(col.cast("string")), pattern)  # a year the parser overflows on is null
     # unparseable text becomes null: echoing it back would leak the raw value
     return F.date_format(parsed, "yyyy" if unit == "year" else "yyyy-MM")
 

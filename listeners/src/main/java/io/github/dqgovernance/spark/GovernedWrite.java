@@ -15,6 +15,7 @@ import org.apache.spark.sql.catalyst.plans.logical.Filter;
 import org.apache.spark.sql.catalyst.plans.logical.LocalRelation;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.StringType;
 import scala.Option;
 import scala.jdk.javaapi.CollectionConverters;
@@ -177,6 +178,27 @@ final class GovernedWrite {
    * before their commit: Delta).
    */
   LogicalPlan wrap(SparkSession session, LogicalPlan query, boolean abortOnFail) throws Skip {
+    // Parsed and analysed with ANSI mode off: an expression rule that would raise on a row under ANSI (a bad
+    // cast, a division by zero) is null there, a row the rule does not count, instead of failing the user's
+    // write. Expressions take the mode when they are built, so the setting holds only while they are.
+    SQLConf lenient = session.sessionState().conf().clone();
+    lenient.setConfString(SQLConf.ANSI_ENABLED().key(), "false");
+    Skip[] skipped = new Skip[1];
+    LogicalPlan wrapped = SQLConf.withExistingConf(lenient, () -> {
+      try {
+        return wrapAnalysed(session, query, abortOnFail);
+      } catch (Skip e) {
+        skipped[0] = e;
+        return null;
+      }
+    });
+    if (skipped[0] != null) {
+      throw skipped[0];
+    }
+    return wrapped;
+  }
+
+  private LogicalPlan wrapAnalysed(SparkSession session, LogicalPlan query, boolean abortOnFail) throws Skip {
     ParserInterface parser = session.sessionState().sqlParser();
     List<NamedExpression> parsed = new ArrayList<>();
     for (String text : metricTexts) {
