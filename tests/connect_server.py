@@ -57,10 +57,12 @@ def _delta_package() -> str:
 class ConnectServer:
     """One Spark Connect server process (see the module doc)."""
 
-    def __init__(self, workdir: Path, *, delta: bool = True, timeout: float = 240.0, cwd: Path = REPO) -> None:
+    def __init__(self, workdir: Path, *, delta: bool = True, timeout: float = 240.0, cwd: Path = REPO,
+                 conf: dict[str, str] | None = None) -> None:
         self.workdir = Path(workdir)
         self.cwd = Path(cwd)  # the server resolves relative paths (e.g. a contract's references) against it
         self.delta = delta
+        self.conf = dict(conf or {})  # more settings (e.g. the ones `dqgov listener-conf` prints), last word
         self.timeout = timeout
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
@@ -96,6 +98,7 @@ class ConnectServer:
             args += ["--packages", _delta_package()]
             conf["spark.sql.extensions"] = "io.delta.sql.DeltaSparkSessionExtension"
             conf["spark.sql.catalog.spark_catalog"] = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+        conf.update(self.conf)
         for key, value in conf.items():
             args += ["--conf", f"{key}={value}"]
         return [*args, "spark-internal"]
