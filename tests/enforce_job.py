@@ -5,6 +5,7 @@ Usage: spark-submit … tests/enforce_job.py STEP TARGET [SEED_CSV]
   append     read the seed CSV (header, every column text) and append it to TARGET as parquet
   typed      the same with the contract's types cast in Spark, appended as parquet
   overwrite  the seed, overwritten to TARGET as parquet
+  dynamic    the seed, overwritten to TARGET as parquet partitioned by status, partitionOverwriteMode dynamic
   delta      the seed appended to TARGET as a Delta table (path)
   delta-table  saveAsTable TARGET (a Delta table by name), then INSERT INTO it
   delta-append  the seed appended by name (saveAsTable, mode append) to the Delta table TARGET that an
@@ -34,6 +35,9 @@ def main(step: str, target: str, seed: str) -> None:
             orders.write.mode("append").parquet(target)
         elif step == "overwrite":
             orders.write.mode("overwrite").parquet(target)
+        elif step == "dynamic":
+            spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+            orders.write.mode("overwrite").partitionBy("status").parquet(target)
         elif step == "delta":
             orders.write.format("delta").mode("append").save(target)
         elif step == "delta-table":

@@ -181,6 +181,7 @@ def work(tmp_path_factory):
         _contract(work, "orders_jdbc", table="orders_jdbc"),
         _contract(work, "orders_delta", path=str(work / "delta_orders"), extra_rules=[STATUS_FAIL]),
         _contract(work, "orders_ansi", path=str(work / "ansi"), extra_rules=[ANSI_RAISING]),
+        _contract(work, "orders_dpo", path=str(work / "dpo")),
     ]
     parity = work / "parity.yaml"
     parity.write_text(yaml.safe_dump({**PARITY_CONTRACT, "dataset": {**PARITY_CONTRACT["dataset"],
@@ -294,6 +295,27 @@ def test_block_mode_vetoes_an_append_that_fails_the_gate_and_keeps_the_target(wo
                        "nothing was committed")
     assert _tree_digest(work / "blocked") == before  # listed and hashed: byte for byte as it was
     governed = _governed_outputs(_events(events), "/blocked")
+    assert [(e["eventType"], d["facets"]["dqgov_dataContract"]["vetoed"]) for e, d in governed
+            if e["eventType"] in ("COMPLETE", "FAIL")] == [("COMPLETE", False), ("FAIL", True)]
+
+
+def test_block_mode_vetoes_a_dynamic_partition_overwrite_and_keeps_every_partition(work):
+    events = work / "dpo.jsonl"
+    flags = _flags(work, work / "orders_dpo.yaml", events, "block", work / "manifest.json")
+    target = work / "dpo"
+    first = _submit(work, flags, "dynamic", str(target), str(work / "good.csv"))
+    assert first.returncode == 0, first.stderr[-4000:]
+    before = _tree_digest(target)
+    assert any(name.startswith("status=") for name in before)  # partitions the seed overwrites too
+    second = _submit(work, flags, "dynamic", str(target), str(SEED))
+    assert second.returncode != 0
+    lines = [line for line in second.stderr.splitlines() if "GovernanceVetoException: " in line]
+    assert lines[0].split("GovernanceVetoException: ", 1)[1] == (
+        f"dq-governance: write to file:{target} blocked by contract orders_dpo (valid ratio 0.4286 is below "
+        "minimum_valid_ratio 0.99); 7 row(s) checked, 3 valid; nothing was committed")
+    # listed and hashed: every partition as it was, and no staging directory left behind
+    assert _tree_digest(target) == before and not list(target.glob(".spark-staging*"))
+    governed = _governed_outputs(_events(events), "/dpo")
     assert [(e["eventType"], d["facets"]["dqgov_dataContract"]["vetoed"]) for e, d in governed
             if e["eventType"] in ("COMPLETE", "FAIL")] == [("COMPLETE", False), ("FAIL", True)]
 
