@@ -174,7 +174,8 @@ def _parse_iso_date(sql: str | Column) -> Column:
     # extension's compiled text cannot carry (checks/sql_text.py)
     long_year = ((F.length(col) >= 11) & (F.substring(col, -3, 1) == "-") & (F.substring(col, -6, 1) == "-")
                  & (year >= MIN_PARSED_YEAR) & (year <= MAX_PARSED_YEAR))
-    return F.when(shaped & two_digit_day, cast).when(long_year, F.to_date(F.try_to_timestamp(col, F.lit(ISO_DATE_FORMAT))))
+    parsed = F.to_date(F.try_to_timestamp(col, F.lit(ISO_DATE_FORMAT)))  # guarded by long_year, not by the regex
+    return F.when(shaped & two_digit_day, cast).when(long_year, parsed)
 
 
 def parse_timestamp(col: str | Column, date_format: str | None) -> Column:
