@@ -75,6 +75,24 @@ def test_check_gives_the_seed_lab_answers(spark):
         result.release()
 
 
+def test_a_year_the_pattern_parser_overflows_on_is_invalid_on_connect_too(spark):
+    from dq_governance.contracts.model import Contract
+
+    rows = [("01/11/2026 10:00:00", "1/11/2026"), ("01/01/+999999 00:00:00", "1/1/999999"),
+            ("01/01/+99999 00:00:00", "5/5/99999"), ("31/02/2026 10:00:00", "x")]
+    df = spark.createDataFrame(rows, "stamp string, born string")
+    doc = Contract.model_validate({"contract": {"name": "dates", "version": "1.0.0"}, "dataset": {"name": "dates"},
+                                   "schema": {"fields": [
+                                       {"name": "stamp", "type": "timestamp", "date_format": "dd/MM/yyyy HH:mm:ss"},
+                                       {"name": "born", "type": "string", "format": "date", "date_format": "d/M/y"}]}})
+    result = dq_governance.check(df, doc)  # the parser alone overflows on row 2 and fails the whole pass
+    try:
+        found = {r.name: r.failed_count for r in result.rules if r.name in ("stamp_type", "born_format")}
+        assert found == {"stamp_type": 2, "born_format": 2}
+    finally:
+        result.release()
+
+
 def test_run_seed_lab_blocked_leaves_the_target_untouched(spark, tmp_path):
     events_file = tmp_path / "events.jsonl"
     outs = {"target": str(tmp_path / "orders"), "quarantine": str(tmp_path / "quarantine"),
