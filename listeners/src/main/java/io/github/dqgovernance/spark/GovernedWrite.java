@@ -179,8 +179,8 @@ final class GovernedWrite {
    */
   LogicalPlan wrap(SparkSession session, LogicalPlan query, boolean abortOnFail) throws Skip {
     // Parsed and analysed with ANSI mode off: an expression rule that would raise on a row under ANSI (a bad
-    // cast, a division by zero) is null there, a row the rule does not count, instead of failing the user's
-    // write. Expressions take the mode when they are built, so the setting holds only while they are.
+    // cast, a division by zero) gets the non-ANSI answer (null: a row the rule does not count) instead of failing
+    // the user's write. Expressions take the mode when they are built, so the setting holds only while they are.
     SQLConf lenient = session.sessionState().conf().clone();
     lenient.setConfString(SQLConf.ANSI_ENABLED().key(), "false");
     Skip[] skipped = new Skip[1];
