@@ -18,6 +18,7 @@ Run directly to try it: `.venv/bin/python tests/connect_server.py` prints the sc
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -27,6 +28,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 READY = "Spark Connect server started at"
+#: the servers started and not yet stopped, for a failed test's report (tests/connect/conftest.py)
+RUNNING: list[ConnectServer] = []
 #: environment a child Spark process must not inherit from a process that opened a remote session
 CONNECT_ENV = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE", "SPARK_CONNECT_MODE")
 
@@ -120,6 +123,7 @@ class ConnectServer:
         while time.monotonic() < deadline:
             text = self.log.read_text(errors="replace")
             if READY in text:
+                RUNNING.append(self)
                 return self
             if self.process.poll() is not None:
                 raise RuntimeError(f"Spark Connect server exited ({self.process.returncode}):\n{text[-3000:]}")
@@ -128,8 +132,26 @@ class ConnectServer:
         raise RuntimeError(f"Spark Connect server not ready after {self.timeout:.0f}s:\n"
                            f"{self.log.read_text(errors='replace')[-3000:]}")
 
+    def diagnosis(self, *, log_lines: int = 40, stack_chars: int = 20000) -> str:
+        """Whether the server lives, its log's last lines and (alive) its JVM's thread dump, for a failed test."""
+        if self.process is None:
+            return "not started"
+        code = self.process.poll()
+        tail = "\n".join(self.log.read_text(errors="replace").splitlines()[-log_lines:])
+        parts = [f"{self.url}: {'alive' if code is None else f'exited with {code}'}", f"-- log tail --\n{tail}"]
+        if code is None:  # spark-submit execs spark-class, which execs java: the pid is the server's JVM
+            jstack = shutil.which("jstack") or os.path.join(os.environ.get("JAVA_HOME", ""), "bin", "jstack")
+            try:
+                dump = subprocess.run([jstack, str(self.process.pid)], capture_output=True, text=True, timeout=60)
+                parts.append(f"-- jstack --\n{dump.stdout[:stack_chars]}{dump.stderr[-2000:]}")
+            except (OSError, subprocess.SubprocessError) as exc:
+                parts.append(f"-- jstack failed: {exc}")
+        return "\n".join(parts)
+
     def stop(self) -> None:
         """Stop the server's process group (TERM, then KILL after 30 s)."""
+        if self in RUNNING:
+            RUNNING.remove(self)
         if self.process is None or self.process.poll() is not None:
             return
         pgid = os.getpgid(self.process.pid)

@@ -24,14 +24,48 @@ if not ENABLED:  # skipped in the main suite's process (see the module doc)
 sys.path.insert(0, str(HERE.parent))  # connect_server, lineage_schema, _publish_fixtures
 
 
+#: per test (pytest-timeout): the slowest Connect test takes under a minute; a stalled gRPC stream would wait forever
+CONNECT_TEST_TIMEOUT = 300
+
+
 def pytest_collection_modifyitems(config, items):
-    """Refuse to mix: a classic test in this process would fail on the Connect mode flag."""
+    """Refuse to mix (a classic test in this process would fail on the Connect mode flag); bound each test."""
     if not ENABLED:
         return
     outside = [item.nodeid for item in items if HERE not in Path(str(item.path)).resolve().parents]
     if outside:
         raise pytest.UsageError(f"DQGOV_CONNECT=1 runs tests/connect on its own; run {outside[0]} (and "
                                 "the rest of the suite) in another pytest process")
+    for item in items:
+        if item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(CONNECT_TEST_TIMEOUT))
+
+
+#: one line per failed test: where its main thread was and whether each server lived (printed at the end)
+STALLS: list[str] = []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test's report carries each running server's state, log tail and thread dump."""
+    outcome = yield
+    report = outcome.get_result()
+    if ENABLED and report.failed:
+        from connect_server import RUNNING
+
+        for server in RUNNING:
+            report.sections.append((f"Connect server {server.url}", server.diagnosis()))
+        frames = [f"{Path(str(e.path)).name}:{e.lineno + 1} {e.name}" for e in
+                  (call.excinfo.traceback if call.excinfo else []) if not any(
+                      part in str(e.path) for part in ("pytest_timeout", "/_pytest/", "/pluggy/"))]
+        alive = ", ".join(f"{s.url} {'alive' if s.process.poll() is None else 'exited'}" for s in RUNNING)
+        STALLS.append(f"{item.nodeid} ({report.when}): at {' < '.join(reversed(frames[-4:]))}; servers: {alive}")
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Last, so that CI's tail shows it: where each failed Connect test was stopped."""
+    for line in STALLS:
+        terminalreporter.write_line(f"connect failure: {line}")
 
 
 @pytest.fixture(scope="session")

@@ -3,6 +3,10 @@
 The server is started with exactly the settings `dqgov listener-conf --enforce` prints (the OpenLineage listener,
 our jar, the extension, the manifest), and the client is a plain Connect session that imports nothing of ours to
 write. The server's own sessions are classic ones, so the extension's rule and commit protocol run there.
+
+`make test-connect` runs this file in a pytest process of its own, after the rest of tests/connect/: its servers
+and second client stay apart from the shared server's session (the engine's answer it compares with is computed
+through the governed server's own client, which reads and writes nothing governed).
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ def governed(request, work):
     flags = _flags(work, work / "orders_observed.yaml", events, mode, work / "manifest.json")
     settings = dict(value.split("=", 1) for flag, value in zip(flags[::2], flags[1::2]) if flag == "--conf")
     server = ConnectServer(work / f"server-{mode}", delta=False, conf=settings).start()
-    session = SparkSession.builder.remote(server.url).create()  # not getOrCreate: the suite's session is elsewhere
+    session = SparkSession.builder.remote(server.url).create()  # not getOrCreate: the observe server's is stopped
     try:
         yield mode, session, events
     finally:
@@ -47,7 +51,7 @@ def governed(request, work):
         server.stop()
 
 
-def test_a_connect_clients_write_is_measured_or_blocked_on_the_server(spark, governed, work):
+def test_a_connect_clients_write_is_measured_or_blocked_on_the_server(governed, work):
     from dq_governance.api import check
 
     mode, session, events = governed
@@ -61,8 +65,11 @@ def test_a_connect_clients_write_is_measured_or_blocked_on_the_server(spark, gov
         assert event["eventType"] == "COMPLETE" and (facet["enforce"], facet["written_rows"], facet["vetoed"]) == (
             "observe", 7, False)
         ours = {r["name"]: r["failed_count"] for r in facet["rules"] if "failed_count" in r}
-        expected = check(spark.read.option("header", True).csv(str(SEED)), str(work / "orders_observed.yaml"))
-        assert ours == {r.name: r.failed_count for r in expected.rules if r.name in ours} and len(ours) == 14
+        expected = check(session.read.option("header", True).csv(str(SEED)), str(work / "orders_observed.yaml"))
+        try:
+            assert ours == {r.name: r.failed_count for r in expected.rules if r.name in ours} and len(ours) == 14
+        finally:
+            expected.release()
         assert {k: v for k, v in ours.items() if v} == {
             "cliente_id_not_null": 1, "status_allowed_values": 1, "valor_range": 1, "data_pedido_type": 1}
         return
