@@ -63,7 +63,7 @@ def pytest_runtest_makereport(item, call):
 
 
 def pytest_terminal_summary(terminalreporter):
-    """Last, so that CI's tail shows it: where each failed Connect test was stopped."""
+    """Where each failed Connect test stood, just above pytest's short summary (so CI's tail shows it)."""
     for line in STALLS:
         terminalreporter.write_line(f"connect failure: {line}")
 

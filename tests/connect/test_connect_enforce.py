@@ -43,7 +43,7 @@ def governed(request, work):
     flags = _flags(work, work / "orders_observed.yaml", events, mode, work / "manifest.json")
     settings = dict(value.split("=", 1) for flag, value in zip(flags[::2], flags[1::2]) if flag == "--conf")
     server = ConnectServer(work / f"server-{mode}", delta=False, conf=settings).start()
-    session = SparkSession.builder.remote(server.url).create()  # not getOrCreate: the observe server's is stopped
+    session = SparkSession.builder.remote(server.url).create()  # not getOrCreate: this server, whatever else is active
     try:
         yield mode, session, events
     finally:
