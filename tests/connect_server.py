@@ -132,14 +132,21 @@ class ConnectServer:
         raise RuntimeError(f"Spark Connect server not ready after {self.timeout:.0f}s:\n"
                            f"{self.log.read_text(errors='replace')[-3000:]}")
 
-    def diagnosis(self, *, log_lines: int = 40, stack_chars: int = 20000) -> str:
-        """Whether the server lives, its log's last lines and (alive) its JVM's thread dump, for a failed test."""
+    def state(self) -> str:
+        """"alive", "exited with N" or "not started"."""
         if self.process is None:
             return "not started"
         code = self.process.poll()
+        return "alive" if code is None else f"exited with {code}"
+
+    def diagnosis(self, *, log_lines: int = 40, stack_chars: int = 20000) -> str:
+        """Whether the server lives, its log's last lines and (alive) its JVM's thread dump, for a failed test."""
+        state = self.state()
+        if self.process is None:
+            return state
         tail = "\n".join(self.log.read_text(errors="replace").splitlines()[-log_lines:])
-        parts = [f"{self.url}: {'alive' if code is None else f'exited with {code}'}", f"-- log tail --\n{tail}"]
-        if code is None:  # spark-submit execs spark-class, which execs java: the pid is the server's JVM
+        parts = [f"{self.url}: {state}", f"-- log tail --\n{tail}"]
+        if state == "alive":  # spark-submit execs spark-class, which execs java: the pid is the server's JVM
             jstack = shutil.which("jstack") or os.path.join(os.environ.get("JAVA_HOME", ""), "bin", "jstack")
             try:
                 dump = subprocess.run([jstack, str(self.process.pid)], capture_output=True, text=True, timeout=60)

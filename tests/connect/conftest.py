@@ -42,7 +42,7 @@ def pytest_collection_modifyitems(config, items):
 
 
 #: one line per failed test: where its main thread was and whether each server lived (printed at the end)
-STALLS: list[str] = []
+FAILED_AT: list[str] = []
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -58,13 +58,13 @@ def pytest_runtest_makereport(item, call):
         frames = [f"{Path(str(e.path)).name}:{e.lineno + 1} {e.name}" for e in
                   (call.excinfo.traceback if call.excinfo else []) if not any(
                       part in str(e.path) for part in ("pytest_timeout", "/_pytest/", "/pluggy/"))]
-        alive = ", ".join(f"{s.url} {'alive' if s.process.poll() is None else 'exited'}" for s in RUNNING)
-        STALLS.append(f"{item.nodeid} ({report.when}): at {' < '.join(reversed(frames[-4:]))}; servers: {alive}")
+        servers = ", ".join(f"{s.url} {s.state()}" for s in RUNNING)
+        FAILED_AT.append(f"{item.nodeid} ({report.when}): at {' < '.join(reversed(frames[-4:]))}; servers: {servers}")
 
 
 def pytest_terminal_summary(terminalreporter):
     """Where each failed Connect test stood, just above pytest's short summary (so CI's tail shows it)."""
-    for line in STALLS:
+    for line in FAILED_AT:
         terminalreporter.write_line(f"connect failure: {line}")
 
 
