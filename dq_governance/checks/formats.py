@@ -14,6 +14,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, DateType, StringType, TimestampNTZType, TimestampType
 
 from dq_governance.checks import compat
+from dq_governance.checks.regex_text import rlike
 from dq_governance.errors import ContractError
 
 EMAIL_RE = (
@@ -209,7 +210,7 @@ def cpf_valid(col: str | Column) -> Column:
     dv1 = (_weighted_sum(digits, list(range(10, 1, -1))) * 10) % 11 % 10
     dv2 = (_weighted_sum(digits, list(range(11, 1, -1))) * 10) % 11 % 10
     return (
-        text.rlike(CPF_RE)
+        rlike(text, CPF_RE)
         & _not_all_same(digits)
         & (dv1 == _digit(digits, 10))
         & (dv2 == _digit(digits, 11))
@@ -228,7 +229,7 @@ def cnpj_valid(col: str | Column) -> Column:
     dv1 = _cnpj_dv(_weighted_sum(chars, [5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2]))
     dv2 = _cnpj_dv(_weighted_sum(chars, [6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2]))
     return (
-        text.rlike(CNPJ_RE)
+        rlike(text, CNPJ_RE)
         & _not_all_same(chars)
         & (dv1 == _digit(chars, 13))
         & (dv2 == _digit(chars, 14))
@@ -238,7 +239,7 @@ def cnpj_valid(col: str | Column) -> Column:
 def _regex(pattern: str, trim: bool = False) -> Callable[[str | Column, str | None], Column]:
     def build(col: str | Column, _fmt: str | None) -> Column:
         text = F.trim(_text(col)) if trim else _text(col)
-        return text.rlike(pattern)
+        return rlike(text, pattern)
 
     return build
 

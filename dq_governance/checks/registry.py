@@ -26,6 +26,7 @@ from pyspark.sql.types import (
 )
 
 from dq_governance.checks import formats
+from dq_governance.checks.regex_text import rlike
 from dq_governance.contracts.consistency import bound_text
 from dq_governance.contracts.thresholds import Threshold, parse_threshold
 from dq_governance.errors import ContractError
@@ -226,7 +227,7 @@ def allowed_values(rule: Any, ctx: BuildContext) -> RulePlan:
 @register("regex")
 def regex(rule: Any, ctx: BuildContext) -> RulePlan:
     """A present value with no match of the (Java) pattern; anchor it with ^...$ for a full match."""
-    return RulePlan(violation=~ctx.col(rule.column).cast("string").rlike(rule.pattern),
+    return RulePlan(violation=~rlike(ctx.col(rule.column).cast("string"), rule.pattern),
                     expected=f"matches {rule.pattern}")
 
 
@@ -324,7 +325,7 @@ def invalid(rule: Any, ctx: BuildContext) -> RulePlan:
     elif rule.valid_values is not None:
         bad = _not_in(value, ctx.dtype(column), rule.valid_values)
     else:
-        bad = ~value.cast("string").rlike(rule.valid_regex)
+        bad = ~rlike(value.cast("string"), rule.valid_regex)
     return _count_metric_rule(rule, bad, "invalid")
 
 

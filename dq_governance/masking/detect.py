@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from dq_governance.checks import formats
+from dq_governance.checks.regex_text import rlike
 from dq_governance.masking.proposals import NORMALISED_FORMATS
 
 DEFAULT_SAMPLE = 10_000
@@ -48,7 +49,7 @@ def _safe(predicate: Column) -> Column:
 def is_email(col: Column) -> Column:
     """E-mail address (the check engine's format regex), at most 254 characters."""
     text = _text(col)
-    return _safe(text.rlike(formats.EMAIL_RE) & (F.length(text) <= 254))
+    return _safe(rlike(text, formats.EMAIL_RE) & (F.length(text) <= 254))
 
 
 def is_cpf(col: Column) -> Column:
