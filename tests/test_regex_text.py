@@ -22,6 +22,7 @@ UPPER, LOWER, DIGITS = string.ascii_uppercase, string.ascii_lowercase, string.di
     ("[Y-b.]", r"[YZ\[\\\]\^_`ab.]"),  # a range across punctuation: each of its members escaped where it must be
     ("[a-cb-d]", "[abcd]"),  # members named twice once
     (r"\\[a-c1]", r"\\[abc1]"),  # an escaped backslash, then a class
+    (r"\\c[a-c1]", r"\\c[abc1]"),  # an escaped backslash, a c, then a class
 ])
 def test_a_plain_class_with_a_range_is_spelled_out_character_by_character(pattern, spelled):
     assert bitmap_classes(pattern) == spelled
@@ -41,6 +42,7 @@ def test_a_plain_class_with_a_range_is_spelled_out_character_by_character(patter
     "(?i)[a-z0-9]",          # case-insensitive: left to Java
     "[a-z0-9](?x: # c\n)",   # comment mode anywhere
     r"\Q[a-z0-9]\E",         # quoted text
+    r"\c[a-z0-9]",           # \c[ is the control character ESC: the text after it is no class
     "[]a-z]", "[a-z0-9 ]", "[a-zé0-9]", "[a-z0-9", "[",
 ])
 def test_a_class_java_could_read_otherwise_leaves_the_pattern_exactly_as_written(pattern):

@@ -9,8 +9,9 @@ out (a count of `NOT RLIKE` over cached rows, less the count alone).
 A range `x-y` is, by Java's definition, the union of the single characters x to y, so spelling it out matches
 the same strings. The rewrite is done only where that is plain to see: a class made of ASCII letters, digits,
 punctuation, ranges between two letters or digits, escaped punctuation, and a `-` first or last, in a pattern
-with no inline flags and no `\\Q` quoting. Anything else (nested classes, `&&`, `\\d`, `\\p{..}`, a `-` that is
-neither a range nor first or last, `(?i)`) leaves the pattern exactly as it was written.
+with no inline flags, no `\\Q` quoting and no `\\c` control character. Anything else (nested classes, `&&`,
+`\\d`, `\\p{..}`, a `-` that is neither a range nor first or last, `(?i)`) leaves the pattern exactly as it was
+written.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ def bitmap_classes(pattern: str) -> str:
         while i < len(pattern):
             ch = pattern[i]
             if ch == "\\":
+                if pattern.startswith("c", i + 1):
+                    raise _Unplain  # \cX is one control character whatever X is: \c[ opens no class
                 out.append(pattern[i:i + 2])
                 i += 2
             elif ch == "[":
