@@ -34,6 +34,26 @@ def repo() -> Path:
     return REPO
 
 
+def spark_settings() -> dict[str, str]:
+    """The shared session's settings; those read at JVM launch (jars, driver memory) count only for the first."""
+    from dq_governance.checks import compat
+    from dq_governance.lineage.spark import with_extension_jar
+
+    return {
+        **with_extension_jar({}),
+        "spark.master": "local[2]",
+        "spark.app.name": "dq-governance-tests",
+        "spark.ui.enabled": "false",
+        "spark.sql.shuffle.partitions": "2",
+        "spark.default.parallelism": "2",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.driver.memory": "2g",
+        "spark.sql.ansi.enabled": "true",
+        # Spark 4's default, which the date rules need (Spark 3.5's EXCEPTION aborts the pass; dqgov sets it too)
+        compat.TIME_PARSER_POLICY_KEY: compat.TIME_PARSER_POLICY,
+    }
+
+
 @pytest.fixture(scope="session")
 def spark():
     """One local SparkSession for all Spark tests: local[2], UI off, few shuffle partitions.
@@ -43,28 +63,26 @@ def spark():
     """
     from pyspark.sql import SparkSession
 
-    from dq_governance.checks import compat
-    from dq_governance.lineage.spark import with_extension_jar
-
     builder = SparkSession.builder
-    for key, value in with_extension_jar({}).items():
+    for key, value in spark_settings().items():
         builder = builder.config(key, value)
-    session = (
-        builder.master("local[2]")
-        .appName("dq-governance-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "2")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.driver.memory", "2g")
-        .config("spark.sql.ansi.enabled", "true")
-        # Spark 4's default, which the date rules need (Spark 3.5's EXCEPTION aborts the pass; dqgov sets it too)
-        .config(compat.TIME_PARSER_POLICY_KEY, compat.TIME_PARSER_POLICY)
-        .getOrCreate()
-    )
+    session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_jvm() -> None:
+    """This process's JVM launched as the `spark` fixture would launch it, with no session started.
+
+    For tests whose code starts and stops a session of its own (`dqgov manifest` compiling in-process): the
+    first session of a process fixes the JVM's class path, so one started without the extension jar would
+    leave the shared session without it whatever ran next.
+    """
+    from pyspark import SparkConf, SparkContext
+
+    SparkContext._ensure_initialized(conf=SparkConf().setAll(list(spark_settings().items())))
 
 
 @pytest.fixture(scope="session")

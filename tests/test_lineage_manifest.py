@@ -1,6 +1,7 @@
 """The governance manifest compiler, `dqgov manifest`, the enrich settings and the py4j recording helper.
 
-Spark-free except the last two tests (the shared session, which has no extension jar on its classpath).
+The checks compile in a local session that `dqgov manifest` starts and stops itself; the last test uses the
+shared session.
 The JVM side of the manifest is tested by JUnit (listeners/) and end to end by test_listener_enrich.py.
 """
 
@@ -24,6 +25,8 @@ from dq_governance.lineage import spark as S
 
 REPO = Path(__file__).resolve().parent.parent
 CONTRACTS = REPO / "contracts"
+#: compiling the checks starts (and stops) a session of its own: launch the JVM as the shared session would first
+COMPILES_IN_ITS_OWN_SESSION = pytest.mark.usefixtures("spark_jvm")
 
 
 @pytest.fixture(autouse=True)
@@ -32,6 +35,7 @@ def _clean_env(monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
+@COMPILES_IN_ITS_OWN_SESSION
 def test_orders_entry_is_exactly_what_the_listener_extension_needs(tmp_path):
     compiled = M.compile_directory(CONTRACTS, base_dir=tmp_path)
     doc = compiled.document
@@ -71,6 +75,7 @@ def test_orders_entry_is_exactly_what_the_listener_extension_needs(tmp_path):
     assert (tbl["match"], tbl["contract"]["standard"]) == ({"tables": ["tbl_1"]}, "odcs")
 
 
+@COMPILES_IN_ITS_OWN_SESSION
 def test_the_manifest_holds_pii_column_names_never_values(tmp_path):
     text = json.dumps(M.compile_directory(CONTRACTS, base_dir=tmp_path).document)  # checks included
     for raw in ("ana@example.com", "bruno@example.com", "529.982.247-25"):
@@ -102,6 +107,7 @@ def test_globs_uris_and_extra_match_options(tmp_path):
         M.compile_directory(tmp_path / "c", extra_globs={"nope": ["/x/*"]}, checks=False)
 
 
+@COMPILES_IN_ITS_OWN_SESSION
 def test_two_contracts_claiming_one_dataset_is_a_one_line_error(tmp_path, capsys):
     (tmp_path / "c").mkdir()
     for name in ("a_orders", "b_orders"):
@@ -115,6 +121,7 @@ def test_two_contracts_claiming_one_dataset_is_a_one_line_error(tmp_path, capsys
     assert not (tmp_path / "m.json").exists()
 
 
+@COMPILES_IN_ITS_OWN_SESSION
 def test_manifest_cli_writes_the_file_and_reports_skips(tmp_path, capsys):
     out = tmp_path / "deploy" / "manifest.json"
     assert main(["manifest", str(CONTRACTS), "--base-dir", str(tmp_path), "-o", str(out)]) == 0
