@@ -55,6 +55,25 @@ def test_unique_composite(spark):
     assert r.rule("a_b_unique").failed_count == 2
 
 
+def test_unique_keys_compare_as_spark_groups_them(spark):
+    # -0.0 and 0.0 are one key, and so are two NaNs (Spark normalizes floating keys for grouping and windows)
+    rows = [(0.0,), (-0.0,), (float("nan"),), (float("nan"),), (1.5,), (None,), (None,)]
+    r = run(spark, rows, "v double", [{"name": "v", "type": "double"}], [{"type": "unique", "column": "v"}])
+    assert r.rule("v_unique").failed_count == 4 and r.valid_rows == 3
+
+
+def test_unique_key_held_by_most_rows(spark):
+    # 5,000 rows on one key: more than a window keeps in memory before it spills (4,096 rows by default)
+    from dq_governance.checks.engine import evaluate
+
+    df = spark.range(5_100).selectExpr("IF(id < 5000, 7, id) AS k", "CAST(id AS STRING) AS s")
+    r = evaluate(df, contract([{"name": "k", "type": "long"}, {"name": "s"}],
+                              [{"type": "unique", "column": "k"}, {"type": "unique", "columns": ["k", "s"]}]))
+    assert r.rule("k_unique").failed_count == 5_000 and r.rule("k_s_unique").failed_count == 0
+    assert (r.valid_rows, r.valid_df.count(), r.quarantine_df.count()) == (100, 100, 5_000)
+    r.release()
+
+
 @pytest.mark.parametrize("rule, expected", [
     ({"type": "range", "column": "v", "min": 0, "max": 10}, 2),
     ({"type": "range", "column": "v", "min": 0, "max": 10, "min_exclusive": True}, 3),

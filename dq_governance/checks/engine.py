@@ -2,7 +2,7 @@
 
 Plan of one run:
 1. a typed projection ("stage"): contract columns cast to their declared types, raw values kept aside;
-2. one aggregation per distinct uniqueness key set (persisted duplicated keys, joined back by broadcast)
+2. one window over each distinct uniqueness key set (persisted duplicated keys, joined back by broadcast)
    and one left join per foreign key;
 3. ONE Spark job over the input for every row condition, every per-rule count and every dataset metric:
    - mode "counts": a single `agg` of count_if conditions and metric aggregates;
@@ -284,7 +284,7 @@ class BuildContext:
         return conversion.violation(raw, conversion.typed)
 
     def duplicate_flag(self, columns: list[str], filter_sql: str | None) -> Column:
-        """True on every row whose key occurs more than once (one aggregation per distinct key set)."""
+        """True on every row whose key occurs more than once (one window per distinct key set)."""
         key = (tuple(columns), filter_sql or None)
         index = self.duplicate_sets.setdefault(key, len(self.duplicate_sets))
         return q(f"__dq_dup{index}").isNotNull()
@@ -577,7 +577,7 @@ def _stage(df: DataFrame, contract: Contract) -> tuple[DataFrame, dict[str, _Fie
 
 
 def _join_flags(ctx: BuildContext, stage: DataFrame, cached: list[DataFrame]) -> DataFrame:
-    """Add a marker column per duplicated-key set (aggregation + broadcast join) and per foreign key."""
+    """Add a marker column per duplicated-key set (a window over the key + broadcast join) and per foreign key."""
     flagged = stage
     for (columns, filter_sql), index in ctx.duplicate_sets.items():
         marker = f"__dq_dup{index}"
@@ -585,14 +585,10 @@ def _join_flags(ctx: BuildContext, stage: DataFrame, cached: list[DataFrame]) ->
         present = reduce(lambda a, b: a & b, [ctx.col(c).isNotNull() for c in columns])
         if filter_sql:
             present = present & F.coalesce(ctx.expr(filter_sql, f"unique({','.join(columns)})"), F.lit(False))
-        duplicates = persist_for_run(
-            stage.where(present)
-            .groupBy(*[ctx.col(c).alias(a) for c, a in zip(columns, aliases)])
-            .agg(F.count(F.lit(1)).alias(marker))
-            .where(q(marker) > 1)
-        )
+        duplicates = persist_for_run(_duplicated_keys(
+            stage.where(present).select(*[ctx.col(c).alias(a) for c, a in zip(columns, aliases)]), aliases, marker))
         cached.append(duplicates)
-        found = count_rows(duplicates)  # the one aggregation for this key set
+        found = count_rows(duplicates)  # the one shuffle for this key set
         if found == 0:
             flagged = flagged.withColumn(marker, F.lit(None).cast("long"))
             continue
@@ -621,6 +617,27 @@ def _join_flags(ctx: BuildContext, stage: DataFrame, cached: list[DataFrame]) ->
         condition = reduce(lambda a, b: a & b, [ctx.col(c) == q(a) for c, a in zip(columns, aliases)])
         flagged = flagged.join(known, on=condition, how="left").drop(*aliases)
     return flagged
+
+
+def _duplicated_keys(keys: DataFrame, aliases: list[str], marker: str) -> DataFrame:
+    """One row per key that occurs more than once in `keys`, with its row count in `marker`.
+
+    A window over the key rather than groupBy: a unique rule expects distinct keys, and on distinct keys the
+    partial hash aggregation groupBy plans first only builds a map the shuffle then repeats; the window
+    shuffles once and sorts. Measured on 2M cached rows (local[2]): 0.60 s against 0.81 s for long keys
+    with 0.5% duplicated, 0.78 s against 1.18 s for string keys, 0.59 s against 0.67 s with every key twice.
+    A key held by most rows costs more (95% of rows on one key: 0.78 s against 0.25 s): that group is one
+    task's sorted run, which spills rather than fails when it outgrows memory.
+    """
+    names = ", ".join(map(quote_identifier, aliases))
+    group, first = f"PARTITION BY {names} ORDER BY {names}", f"{marker}_first"
+    # SQL text: one call to the JVM per expression (see evaluate)
+    counted = keys.selectExpr(
+        *map(quote_identifier, aliases),
+        f"count(1) OVER ({group} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS {marker}",
+        f"row_number() OVER ({group}) AS {first}",
+    )
+    return counted.where(f"{marker} > 1 AND {first} = 1").drop(first)
 
 
 class _BitLayout:

@@ -126,8 +126,8 @@ def persist_for_run(frame: DataFrame) -> DataFrame:
     - column compression off: compressing costs more CPU than it saves for a cache that lives one run.
       Measured on the benchmark: the split over a compressed cache took 4.7 s, over an uncompressed one
       3.7 s (2M rows, one cache column per field);
-    - adaptive execution may change the cached plan's partitioning: the aggregated duplicate keys then
-      land in the few partitions their size needs, not in one per `spark.sql.shuffle.partitions` (200 by
+    - adaptive execution may change the cached plan's partitioning: the duplicated keys (a shuffle's output)
+      then land in the few partitions their size needs, not in one per `spark.sql.shuffle.partitions` (200 by
       default) that every later read of the cache schedules as a task.
 
     - batches of at most BATCH_BYTES (batch_rows): the cache must spill to disk, not fail, when the rows do
