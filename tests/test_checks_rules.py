@@ -63,7 +63,8 @@ def test_unique_keys_compare_as_spark_groups_them(spark):
 
 
 def test_unique_key_held_by_most_rows(spark):
-    # 5,000 rows on one key: more than a window keeps in memory before it spills (4,096 rows by default)
+    # 5,000 rows on one key: past the 4,096 rows a window holds in plain memory by default
+    # (spark.sql.windowExec.buffer.in.memory.threshold), where it moves the group to a sorter that can spill
     from dq_governance.checks.engine import evaluate
 
     df = spark.range(5_100).selectExpr("IF(id < 5000, 7, id) AS k", "CAST(id AS STRING) AS s")
