@@ -335,3 +335,29 @@ def test_rule_names_with_quotes_and_backslashes_annotate_rows(spark):
         assert (result.rule(odd).failed_count, result.rule("ünïcode rule").failed_count) == (1, 2)
     finally:
         result.release()
+
+
+def test_rule_names_of_a_row_across_words_and_name_chunks(spark):
+    from dq_governance.checks.engine import evaluate
+
+    # 70 rules: flags in two 63-bit words, names in three chunks of 32; every third rule warns. Rule r<i>
+    # fails where a is a multiple of i + 2, so a = 0 fails all 70, 71 (prime) only the last, 1 none.
+    warns = {i for i in range(70) if i % 3 == 0}
+    rules = [{"type": "expression", "name": f"r{i}", "expression": f"a % {i + 2} <> 0",
+              **({"severity": "warn"} if i in warns else {})} for i in range(70)]
+    values = [0, 1, 2, 33, 34, 64, 65, 71]
+    result = evaluate(spark.createDataFrame([(a,) for a in values], "a long"),
+                      contract([{"name": "a", "type": "long"}], rules))
+    try:
+        names = {r["a"]: (r["_dq_errors"], r["_dq_warnings"]) for r in result.annotated_df.collect()}
+        fails = {a: [i for i in range(70) if a % (i + 2) == 0] for a in values}
+        assert names == {a: ([f"r{i}" for i in f if i not in warns], [f"r{i}" for i in f if i in warns])
+                         for a, f in fails.items()}
+        # the same by hand for a few rows: 33 = 3 x 11, 65 = 5 x 13, 64 = 2^6, 71 prime
+        assert names[33] == (["r1", "r31"], ["r9"]) and names[65] == (["r11"], ["r3", "r63"])
+        assert names[64] == (["r2", "r14", "r62"], ["r0", "r6", "r30"]) and names[71] == ([], ["r69"])
+        assert names[1] == ([], [])
+        assert {r.name: r.failed_count for r in result.rules if r.type == "expression"}["r63"] == 2  # 0, 65
+        assert (result.valid_rows, result.invalid_rows) == (3, 5)  # 1, 2 and 71 break no error rule
+    finally:
+        result.release()
