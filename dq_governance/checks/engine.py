@@ -712,8 +712,7 @@ class _BitLayout:
 
     def test(self, key: Any) -> str:
         """SQL: true where the row's flag `key` is set."""
-        word, bit = self.slot[key]
-        return f"(`{word}` & {bit}L) != 0"
+        return self._any_set([key])
 
     def _any_set(self, keys: list[Any]) -> str:
         """SQL: true where any of the flags `keys` is set (one mask per word they lie in)."""
