@@ -359,9 +359,12 @@ def test_a_broken_manifest_lets_the_job_finish_with_one_warning(work):
 
 
 def test_parity_every_same_pass_rule_type_counts_as_the_engine_does(spark, work):
-    events = work / "parity.jsonl"
-    proc = _submit(work, _flags(work, work / "parity.yaml", events, "observe", work / "manifest.json"),
-                   "append", str(work / "parity"), str(work / "parity.csv"))
+    events, event_log = work / "parity.jsonl", work / "parity-eventlog"
+    event_log.mkdir()
+    flags = [*_flags(work, work / "parity.yaml", events, "observe", work / "manifest.json"),
+             "--conf", "spark.eventLog.enabled=true", "--conf", f"spark.eventLog.dir={event_log}",
+             "--conf", "spark.eventLog.compress=false"]
+    proc = _submit(work, flags, "append", str(work / "parity"), str(work / "parity.csv"))
     assert proc.returncode == 0, proc.stderr[-4000:]
     facet = _governed_outputs(_events(events), "/parity")[-1][1]["facets"]["dqgov_dataContract"]
     ours = {r["name"]: (r.get("failed_count"), r["status"], r.get("metric_value")) for r in facet["rules"]}
@@ -378,6 +381,13 @@ def test_parity_every_same_pass_rule_type_counts_as_the_engine_does(spark, work)
     assert (ours["stamp_type"][0], ours["born_format"][0]) == (3, 3)
     # blanks and non-ASCII letters: rows 2, 4, 5, 6 for name; rows 4 and 5 for note
     assert (ours["name_letters"][0], ours["note_shape"][0]) == (4, 2)
+    # the patterns ran as automata over the bytes (AsciiRegex), so the counts above are theirs, non-ASCII rows
+    # included (those go to Java's own Pattern). Only the CPF's repeated-digit test, a back reference, is rlike.
+    node = re.compile(r'"simpleString":"(CollectMetrics dqgov:[^"]*)')
+    plans = [m for log in event_log.rglob("events_*") for m in node.findall(log.read_text())]
+    assert "ascii_regex(^K[0-9]$).find(cast(code" in plans[-1]
+    assert plans[-1].count("ascii_regex(") == 8
+    assert plans[-1].count("RLIKE(") == plans[-1].count(r"^(.)\\1*$)") == 1
 
 
 @pytest.mark.skipif(SPARK_40, reason="Spark 3.5 only")

@@ -212,7 +212,11 @@ final class GovernedWrite {
     if (!metrics.resolved() || !(metrics instanceof CollectMetrics) || hasCommonExpressions(metrics)) {
       throw new Skip("the checks do not resolve against the written columns");
     }
-    LogicalPlan wrapped = new CollectMetrics(name, ((CollectMetrics) metrics).metrics(), query, id);
+    List<NamedExpression> measured = new ArrayList<>();
+    for (NamedExpression metric : CollectionConverters.asJava(((CollectMetrics) metrics).metrics())) {
+      measured.add((NamedExpression) RegexRewrite.apply((Expression) metric));
+    }
+    LogicalPlan wrapped = new CollectMetrics(name, CollectionConverters.asScala(measured).toList(), query, id);
     if (abortOnFail && !failRules.isEmpty()) {
       List<String> cases = new ArrayList<>();
       for (String[] rule : failRules) {
@@ -226,7 +230,7 @@ final class GovernedWrite {
       if (!filter.resolved() || !(filter instanceof Filter) || hasCommonExpressions(filter)) {
         throw new Skip("the fail rules do not resolve against the written columns");
       }
-      wrapped = new Filter(((Filter) filter).condition(), wrapped);
+      wrapped = new Filter(RegexRewrite.apply(((Filter) filter).condition()), wrapped);
     }
     if (keepText != null) {
       LogicalPlan filter = finish(session.sessionState().analyzer().execute(
@@ -234,7 +238,7 @@ final class GovernedWrite {
       if (!filter.resolved() || !(filter instanceof Filter) || hasCommonExpressions(filter)) {
         throw new Skip("the drop rules do not resolve against the written columns");
       }
-      Expression keep = ((Filter) filter).condition();
+      Expression keep = RegexRewrite.apply(((Filter) filter).condition());
       wrapped = new Filter(keep, wrapped);
     }
     return wrapped;
