@@ -1,7 +1,9 @@
 package io.github.dqgovernance.spark;
 
 import java.io.Serializable;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.HashMap;
 import java.util.List;
@@ -33,22 +35,20 @@ import org.apache.spark.unsafe.types.UTF8String;
 public final class AsciiRegex implements Serializable {
   private static final long serialVersionUID = 1L;
   /** automaton states at most; a pattern that needs more keeps Spark's rlike */
-  static final int MAX_STATES = 2048;
+  private static final int MAX_STATES = 2048;
   private static final int NFA_LIMIT = 4096;
 
   private final String pattern;
   private final int[] next; // state << 7 | byte -> state
   private final boolean[] accepting;
-  private final int start;
   private final int dead; // -1 when no state is dead (an unanchored search never dies)
   private final boolean endAnchored;
   private transient Pattern javaRegex;
 
-  private AsciiRegex(String pattern, int[] next, boolean[] accepting, int start, int dead, boolean endAnchored) {
+  private AsciiRegex(String pattern, int[] next, boolean[] accepting, int dead, boolean endAnchored) {
     this.pattern = pattern;
     this.next = next;
     this.accepting = accepting;
-    this.start = start;
     this.dead = dead;
     this.endAnchored = endAnchored;
   }
@@ -78,7 +78,7 @@ public final class AsciiRegex implements Serializable {
 
   private boolean run(UTF8String text) {
     int n = text.numBytes();
-    int state = start;
+    int state = 0; // the start state is the first subset
     if (!endAnchored && accepting[state]) {
       return true;
     }
@@ -142,6 +142,19 @@ public final class AsciiRegex implements Serializable {
   @Override
   public int hashCode() {
     return pattern.hashCode();
+  }
+
+  /** The set holding {@code member} alone (a character, or an automaton state). */
+  private static BitSet single(int member) {
+    BitSet set = new BitSet();
+    set.set(member);
+    return set;
+  }
+
+  private static BitSet range(int low, int high) {
+    BitSet set = new BitSet();
+    set.set(low, high + 1);
+    return set;
   }
 
   private static final class Unsupported extends Exception {
@@ -429,7 +442,7 @@ public final class AsciiRegex implements Serializable {
       }
     }
 
-    /** \\d, \\w and \\s as Java reads them without flags: ASCII only. */
+    /** {@code \d}, {@code \w} and {@code \s} as Java reads them without flags: ASCII only. */
     private static BitSet shorthand(char c) {
       if (c == 'd') {
         return range('0', '9');
@@ -444,18 +457,6 @@ public final class AsciiRegex implements Serializable {
       BitSet s = range('\t', '\r'); // \t \n \x0B \f \r
       s.set(' ');
       return s;
-    }
-
-    private static BitSet single(int c) {
-      BitSet set = new BitSet(128);
-      set.set(c);
-      return set;
-    }
-
-    private static BitSet range(int low, int high) {
-      BitSet set = new BitSet(128);
-      set.set(low, high + 1);
-      return set;
     }
   }
 
@@ -478,7 +479,7 @@ public final class AsciiRegex implements Serializable {
 
     private void epsilon(int from, int to) {
       int[] old = epsilons.get(from);
-      int[] grown = java.util.Arrays.copyOf(old, old.length + 1);
+      int[] grown = Arrays.copyOf(old, old.length + 1);
       grown[old.length] = to;
       epsilons.set(from, grown);
     }
@@ -514,7 +515,7 @@ public final class AsciiRegex implements Serializable {
         epsilon(loop, fragment(r.body, loop));
         entry = loop;
       } else {
-        for (int i = r.min; i < r.max; i++) { // optional copies, innermost last
+        for (int i = r.min; i < r.max; i++) { // max - min optional copies, after the min required ones
           int optional = state(); // skip the copy, or read it
           epsilon(optional, entry);
           epsilon(optional, fragment(r.body, entry));
@@ -529,7 +530,7 @@ public final class AsciiRegex implements Serializable {
 
     private BitSet closure(BitSet states) {
       BitSet out = (BitSet) states.clone();
-      java.util.ArrayDeque<Integer> work = new java.util.ArrayDeque<>();
+      ArrayDeque<Integer> work = new ArrayDeque<>();
       states.stream().forEach(work::push);
       while (!work.isEmpty()) {
         for (int t : epsilons.get(work.pop())) {
@@ -549,7 +550,7 @@ public final class AsciiRegex implements Serializable {
       int entry = b.fragment(body, accept);
       if (!beginAnchored) { // a search: any text may come before the match
         int scan = b.state();
-        b.sets.set(scan, Parser.range(0, 127));
+        b.sets.set(scan, range(0, 127));
         b.targets.set(scan, scan);
         b.epsilon(scan, entry);
         entry = scan;
@@ -595,13 +596,7 @@ public final class AsciiRegex implements Serializable {
           dead = d;
         }
       }
-      return new AsciiRegex(pattern, next, accepting, 0, dead, endAnchored);
-    }
-
-    private static BitSet single(int state) {
-      BitSet set = new BitSet();
-      set.set(state);
-      return set;
+      return new AsciiRegex(pattern, next, accepting, dead, endAnchored);
     }
   }
 }
