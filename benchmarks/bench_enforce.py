@@ -1,7 +1,7 @@
 """The session extension's cost on a write: the same parquet write, governed and ungoverned, in one process.
 
     python benchmarks/bench_enforce.py [--rows 2000000] [--repeat 5] [--warmup 1] [--source cache|parquet]
-                                       [--breakdown]
+                                       [--breakdown] [--no-rules]
 
 One session with `spark.sql.extensions=io.github.dqgovernance.spark.GovernanceExtensions` and a manifest
 that governs one path: 8 same-pass rules (2 not_null, allowed_values, minimum, date format, e-mail pattern,
@@ -15,8 +15,11 @@ the per-round ratio governed / plain, and the verdict's counts (the extension di
 times each rule alone (an aggregation of the row count and that rule's failed count, less the row count alone,
 over the same rows, as Spark runs the rule text) as a fraction of the plain write: `floor_ratio` is what a
 same-pass design that runs the same text pays. The extension pays less for a pattern it runs as an automaton
-(AsciiRegex: the e-mail rule; benchmarks/bench_regex.py), and the row count alone reads no column, so each
-column rule's share also holds that column's read. Needs `make listener`.
+(AsciiRegex: the e-mail rule; benchmarks/bench_regex.py) and for ISO dates it reads from their bytes (IsoDates:
+the date rule), and the row count alone reads no column, so each
+column rule's share also holds that column's read. `--no-rules` governs the path with the row_count rule alone,
+so the governed write carries a metrics node with only the row and null counts: the node's own cost. Needs
+`make listener`.
 """
 
 from __future__ import annotations
@@ -38,8 +41,16 @@ from dq_governance.lineage.enrich import find_extension_jar  # noqa: E402
 TARGET = 1.10
 
 
-def bench_contract(path: str) -> dict:
-    """The 8 same-pass rules (bench_checks' contract without the uniqueness rule, plus a length rule)."""
+def bench_contract(path: str, rules: bool = True) -> dict:
+    """The 8 same-pass rules (bench_checks' contract without the uniqueness rule, plus a length rule).
+
+    `rules=False`: the same fields with no constraint and only the row_count rule, so the metrics node holds the
+    row and null counts alone (its own cost, `--no-rules`).
+    """
+    if not rules:
+        fields = [{"name": f["name"], "type": f["type"]} for f in bench_contract(path)["schema"]["fields"]]
+        return {**bench_contract(path), "schema": {"fields": fields},
+                "quality": {"on_failure": "warn", "rules": [{"type": "row_count", "must_be": ">= 1"}]}}
     return {
         "contract": {"name": "bench_enforce", "version": "1.0.0"},
         "dataset": {"name": "bench.enforce", "path": path, "format": "parquet"},
@@ -84,6 +95,8 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--source", choices=("cache", "parquet"), default="cache")
     parser.add_argument("--breakdown", action="store_true", help="time each rule alone against the plain write")
+    parser.add_argument("--no-rules", action="store_true",
+                        help="govern with only the row_count rule: the metrics node's own cost (row and null counts)")
     args = parser.parse_args()
     jar = find_extension_jar()
     if jar is None:
@@ -94,7 +107,7 @@ def main() -> None:
         root = Path(tmp)
         governed, plain = str(root / "governed"), str(root / "plain")
         contract = root / "bench_enforce.yaml"
-        contract.write_text(yaml.safe_dump(bench_contract(governed), sort_keys=False))
+        contract.write_text(yaml.safe_dump(bench_contract(governed, rules=not args.no_rules), sort_keys=False))
         # `dqgov manifest` in its own process: this one's JVM must start with the jar on its class path
         manifest = root / "manifest.json"
         subprocess.run([str(Path(sys.executable).parent / "dqgov"), "manifest", str(contract), "-o", str(manifest)],

@@ -388,6 +388,9 @@ def test_parity_every_same_pass_rule_type_counts_as_the_engine_does(spark, work)
     assert "ascii_regex(^K[0-9]$).find(cast(code" in plans[-1]
     assert plans[-1].count("ascii_regex(") == 8
     assert plans[-1].count("RLIKE(") == plans[-1].count(r"^(.)\\1*$)") == 1
+    # the day's ISO date parse ran as a byte reading where its text is plain (IsoDates), every time it occurs
+    parses = len(re.findall(r"\(length\(day#\d+\) = 10\)", plans[-1]))
+    assert parses >= 1 and plans[-1].count("IsoDates.isPlainDay(day#") == parses
 
 
 @pytest.mark.skipif(SPARK_40, reason="Spark 3.5 only")

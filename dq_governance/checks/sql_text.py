@@ -48,6 +48,8 @@ METRIC_RULES = frozenset({"row_count", "missing_count", "missing_percent", "inva
 VARIANTS = ("typed", "text")
 #: the setting that lets CollapseProject inline a typed column used twice (a range's min and max)
 _ALWAYS_INLINE = "spark.sql.optimizer.collapseProjectAlwaysInline"
+#: the column the ISO date parse's text reads (`isoDateParse`); the extension puts the written column in its place
+ISO_DATE_COLUMN = "value"
 
 
 def written_schema(contract: Any, variant: str) -> StructType:
@@ -89,6 +91,18 @@ def _print(spark: SparkSession, frame: DataFrame, conditions: list[Column]) -> l
     if leaked:
         raise ContractError(f"a rule condition still names the engine's stage: {leaked[0]}")
     return texts
+
+
+def iso_date_parse(spark: SparkSession) -> str:
+    """The engine's parse of `yyyy-MM-dd` text (formats.parse_date) as SQL text over one column, ISO_DATE_COLUMN.
+
+    The extension finds this parse in a rule's text, for each written column, and runs it by reading the bytes
+    where the text is exactly `dddd-dd-dd` (listeners' IsoDates); any other text gets this expression itself.
+    """
+    from dq_governance.checks.formats import ISO_DATE_FORMAT, parse_date
+
+    frame = spark.createDataFrame([], StructType([StructField(ISO_DATE_COLUMN, StringType(), True)]))
+    return _print(spark, frame, [parse_date(ISO_DATE_COLUMN, ISO_DATE_FORMAT)])[0]
 
 
 def compile_contract(spark: SparkSession, contract: Any) -> dict[str, Any]:
@@ -139,6 +153,7 @@ def compile_contract(spark: SparkSession, contract: Any) -> dict[str, Any]:
             item["max"] = getattr(rule, "max", None)
         rules.append(item)
     return {
+        "isoDateParse": iso_date_parse(spark),
         "fields": [{"name": f.name, "type": casting.parse_type(f.type).simpleString(), "pii": bool(f.pii)}
                    for f in contract.fields],
         "rules": rules,

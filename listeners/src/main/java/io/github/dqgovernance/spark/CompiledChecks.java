@@ -118,6 +118,8 @@ final class CompiledChecks {
   final List<Map<String, Object>> notSamePass = new ArrayList<>();
   final String onFailure;
   final Double minimumValidRatio;
+  /** the engine's yyyy-MM-dd parse as SQL text over one column (DateRewrite), or null */
+  final String isoDateParse;
 
   @SuppressWarnings("unchecked")
   CompiledChecks(Map<String, Object> checks) {
@@ -134,6 +136,7 @@ final class CompiledChecks {
     Map<String, Object> gate = (Map<String, Object>) checks.get("gate");
     onFailure = str(gate, "on_failure");
     minimumValidRatio = number(gate.get("minimum_valid_ratio"));
+    isoDateParse = checks.get("isoDateParse") instanceof String ? (String) checks.get("isoDateParse") : null;
   }
 
   private static String str(Map<String, Object> m, String key) {

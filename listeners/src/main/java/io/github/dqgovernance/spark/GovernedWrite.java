@@ -6,6 +6,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.spark.sql.catalyst.analysis.UnresolvedAlias;
+import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
@@ -14,6 +16,7 @@ import org.apache.spark.sql.catalyst.plans.logical.CollectMetrics;
 import org.apache.spark.sql.catalyst.plans.logical.Filter;
 import org.apache.spark.sql.catalyst.plans.logical.LocalRelation;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.Project;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.StringType;
@@ -212,9 +215,14 @@ final class GovernedWrite {
     if (!metrics.resolved() || !(metrics instanceof CollectMetrics) || hasCommonExpressions(metrics)) {
       throw new Skip("the checks do not resolve against the written columns");
     }
-    List<NamedExpression> measured = new ArrayList<>();
+    List<Expression> analysed = new ArrayList<>();
     for (NamedExpression metric : CollectionConverters.asJava(((CollectMetrics) metrics).metrics())) {
-      measured.add((NamedExpression) RegexRewrite.apply((Expression) metric));
+      analysed.add((Expression) metric);
+    }
+    Map<Attribute, Expression> dates = DateRewrite.parsesIn(analysed, column -> isoDateParse(session, relation, column));
+    List<NamedExpression> measured = new ArrayList<>();
+    for (Expression metric : analysed) {
+      measured.add((NamedExpression) fast(metric, dates));
     }
     LogicalPlan wrapped = new CollectMetrics(name, CollectionConverters.asScala(measured).toList(), query, id);
     if (abortOnFail && !failRules.isEmpty()) {
@@ -230,7 +238,7 @@ final class GovernedWrite {
       if (!filter.resolved() || !(filter instanceof Filter) || hasCommonExpressions(filter)) {
         throw new Skip("the fail rules do not resolve against the written columns");
       }
-      wrapped = new Filter(RegexRewrite.apply(((Filter) filter).condition()), wrapped);
+      wrapped = new Filter(fast(((Filter) filter).condition(), dates), wrapped);
     }
     if (keepText != null) {
       LogicalPlan filter = finish(session.sessionState().analyzer().execute(
@@ -238,10 +246,38 @@ final class GovernedWrite {
       if (!filter.resolved() || !(filter instanceof Filter) || hasCommonExpressions(filter)) {
         throw new Skip("the drop rules do not resolve against the written columns");
       }
-      Expression keep = RegexRewrite.apply(((Filter) filter).condition());
+      Expression keep = fast(((Filter) filter).condition(), dates);
       wrapped = new Filter(keep, wrapped);
     }
     return wrapped;
+  }
+
+  /** The analysed {@code check} with its ISO date parses and plain patterns run by our byte readers. */
+  private static Expression fast(Expression check, Map<Attribute, Expression> dates) {
+    return RegexRewrite.apply(DateRewrite.apply(check, dates));
+  }
+
+  /**
+   * The manifest's ISO date parse read over {@code column}, analysed as the checks are; null when the manifest
+   * has none or it does not resolve (the rules then run their own text, as written).
+   */
+  private Expression isoDateParse(SparkSession session, LocalRelation relation, Attribute column) {
+    if (checks.isoDateParse == null) {
+      return null;
+    }
+    try {
+      Expression parse = DateRewrite.over(session.sessionState().sqlParser().parseExpression(checks.isoDateParse),
+          column);
+      LogicalPlan project = finish(session.sessionState().analyzer().execute(new Project(
+          CollectionConverters.asScala(List.<NamedExpression>of(new UnresolvedAlias(parse, Option.empty()))).toList(),
+          relation)));
+      if (!project.resolved() || !(project instanceof Project) || hasCommonExpressions(project)) {
+        return null;
+      }
+      return ((Alias) ((Project) project).projectList().head()).child();
+    } catch (org.apache.spark.sql.catalyst.parser.ParseException | RuntimeException e) {
+      return null;
+    }
   }
 
   /**

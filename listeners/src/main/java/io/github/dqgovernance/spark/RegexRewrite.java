@@ -10,7 +10,6 @@ import org.apache.spark.sql.types.StringType;
 import org.apache.spark.unsafe.types.UTF8String;
 import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
-import scala.runtime.AbstractPartialFunction;
 
 /**
  * The analysed checks with each {@code rlike(text, 'constant')} of a supported pattern run by {@link AsciiRegex}.
@@ -22,27 +21,17 @@ import scala.runtime.AbstractPartialFunction;
 final class RegexRewrite {
   private RegexRewrite() {}
 
-  private static final AbstractPartialFunction<Expression, Expression> RULE =
-      new AbstractPartialFunction<Expression, Expression>() {
-        @Override
-        public boolean isDefinedAt(Expression e) {
-          return e instanceof RLike;
-        }
-
-        @Override
-        public Expression apply(Expression e) {
-          AsciiRegex regex = automaton((RLike) e);
-          if (regex == null) {
-            return e;
-          }
-          Seq<Expression> arguments = CollectionConverters.asScala(java.util.List.of(((RLike) e).left())).toList();
-          Seq<AbstractDataType> inputTypes = CollectionConverters.asScala(java.util.List.<AbstractDataType>of())
-              .toList();
-          // propagateNull: a null text is a null answer, as rlike's; find itself never returns null
-          return new Invoke(Literal.fromObject(regex), "find", DataTypes.BooleanType, arguments, inputTypes, true,
-              false, true);
-        }
-      };
+  private static final ExpressionRule RULE = ExpressionRule.of(e -> e instanceof RLike, e -> {
+    AsciiRegex regex = automaton((RLike) e);
+    if (regex == null) {
+      return e;
+    }
+    Seq<Expression> arguments = CollectionConverters.asScala(java.util.List.of(((RLike) e).left())).toList();
+    Seq<AbstractDataType> inputTypes = CollectionConverters.asScala(java.util.List.<AbstractDataType>of()).toList();
+    // propagateNull: a null text is a null answer, as rlike's; find itself never returns null
+    return new Invoke(Literal.fromObject(regex), "find", DataTypes.BooleanType, arguments, inputTypes, true, false,
+        true);
+  });
 
   /** {@code expression} with its supported rlike calls run by automata. */
   static Expression apply(Expression expression) {

@@ -1,0 +1,87 @@
+package io.github.dqgovernance.spark;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.CaseWhen;
+import org.apache.spark.sql.catalyst.expressions.Cast;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke;
+import org.apache.spark.sql.types.AbstractDataType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StringType;
+import scala.Option;
+import scala.Tuple2;
+import scala.jdk.javaapi.CollectionConverters;
+import scala.runtime.BoxedUnit;
+
+/**
+ * The analysed checks with each ISO date parse of a written column run by {@link IsoDates} where its text is
+ * plain {@code dddd-dd-dd}.
+ *
+ * <p>The manifest carries the engine's parse as text over one column ({@code isoDateParse}). Read over each
+ * written string column that a rule casts to a date, it gives the expression to look for; a subtree semantically
+ * equal to it becomes {@code CASE WHEN isPlainDay(c) THEN epochDay(c) ELSE <the parse> END}. Where the text is
+ * plain, the parse is the date cast, which gives that day (IsoDatesTest); any other text, null included, gets the
+ * parse itself. The compiled rule text is unchanged; a rule whose text holds no such parse is untouched.
+ */
+final class DateRewrite {
+  private DateRewrite() {}
+
+  /**
+   * The parse read over each written string column that {@code expressions} cast to a date (the only columns it
+   * can match), by {@code parseOf}; empty when there is none.
+   */
+  static Map<Attribute, Expression> parsesIn(List<Expression> expressions,
+      Function<Attribute, Expression> parseOf) {
+    Map<Attribute, Expression> parses = new LinkedHashMap<>();
+    for (Expression e : expressions) {
+      e.foreach(node -> {
+        if (node instanceof Cast && ((Cast) node).dataType() == DataTypes.DateType
+            && ((Cast) node).child() instanceof Attribute && isBinaryText(((Cast) node).child().dataType())) {
+          parses.computeIfAbsent((Attribute) ((Cast) node).child(), parseOf); // null (no parse) is not kept
+        }
+        return BoxedUnit.UNIT;
+      });
+    }
+    return parses;
+  }
+
+  /** {@code template} (SQL parsed, not analysed) with its one column read as {@code column}. */
+  static Expression over(Expression template, Attribute column) {
+    return template.transform(ExpressionRule.of(e -> e instanceof UnresolvedAttribute, e -> column));
+  }
+
+  /** {@code expression} with each of {@code parses} it holds run by IsoDates on plain text. */
+  static Expression apply(Expression expression, Map<Attribute, Expression> parses) {
+    if (parses.isEmpty()) {
+      return expression;
+    }
+    return expression.transformUp(ExpressionRule.of(e -> e instanceof CaseWhen, e -> {
+      for (Map.Entry<Attribute, Expression> parse : parses.entrySet()) {
+        if (e.semanticEquals(parse.getValue())) {
+          Expression text = parse.getKey();
+          Expression plain = invoke("isPlainDay", DataTypes.BooleanType, text);
+          Expression day = invoke("epochDay", DataTypes.DateType, text);
+          return new CaseWhen(CollectionConverters.asScala(List.of(new Tuple2<>(plain, day))).toList(),
+              Option.apply(e));
+        }
+      }
+      return e;
+    }));
+  }
+
+  private static Expression invoke(String method, DataType type, Expression text) {
+    // propagateNull: a null text is a null answer; the methods themselves never return null
+    return new StaticInvoke(IsoDates.class, type, method, CollectionConverters.asScala(List.of(text)).toList(),
+        CollectionConverters.asScala(List.<AbstractDataType>of()).toList(), true, false, true, Option.empty());
+  }
+
+  private static boolean isBinaryText(DataType type) {
+    return type instanceof StringType && ((StringType) type).isUTF8BinaryCollation();
+  }
+}
