@@ -14,6 +14,7 @@ Usage: spark-submit … tests/enforce_job.py STEP TARGET [SEED_CSV]
   jdbc       the seed appended by name to TARGET in the session's `jdbc` catalog (Spark's JDBC table catalog)
   formats    the seed appended as csv, json and orc to TARGET_csv, TARGET_json, TARGET_orc
   table      saveAsTable TARGET (a table name), then CTAS TARGET_ctas from it
+  failing    the seed appended to TARGET as parquet, where order 6 raises: a write whose job fails by itself
 Prints one line: `rows=N` (the rows the step read), then exits 0; a failed write raises.
 """
 
@@ -59,6 +60,9 @@ def main(step: str, target: str, seed: str) -> None:
         elif step == "formats":
             for fmt in ("csv", "json", "orc"):
                 orders.write.mode("append").format(fmt).save(f"{target}_{fmt}")
+        elif step == "failing":
+            status = "CASE WHEN pedido_id = '6' THEN raise_error('the job failed on order 6') ELSE status END AS status"
+            orders.selectExpr(*[status if c == "status" else c for c in orders.columns]).write.mode("append").parquet(target)
         elif step == "table":
             orders.write.mode("append").saveAsTable(target)
             spark.sql(f"CREATE TABLE {target}_ctas USING parquet AS SELECT * FROM {target}")

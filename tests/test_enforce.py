@@ -68,6 +68,9 @@ PARITY_CONTRACT = {
         {"type": "missing_count", "column": "note", "must_be": "<= 1"},
         {"type": "invalid_percent", "column": "email", "valid_format": "email", "must_be": "< 10%"},
         {"type": "row_count", "must_be": ">= 6"},
+        # current_date() and current_user() are replaced before a query runs; in the write's own pass too (they
+        # failed the user's write). Row 1's day is before today: one row.
+        {"type": "expression", "name": "day_not_past", "expression": "day >= current_date() OR current_user() IS NULL"},
     ]},
 }
 
@@ -136,6 +139,12 @@ def work(tmp_path_factory):
         _contract(work, "orders_ansi", path=str(work / "ansi"), extra_rules=[ANSI_RAISING]),
         _contract(work, "orders_dpo", path=str(work / "dpo")),
     ]
+    # a warn policy: only the job's own failure can make its run failed
+    fails = _contract(work, "orders_fails", path=str(work / "failing"))
+    doc = yaml.safe_load(fails.read_text())
+    doc["quality"] = {**{k: v for k, v in doc["quality"].items() if k != "minimum_valid_ratio"}, "on_failure": "warn"}
+    fails.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
+    contracts.append(fails)
     parity = work / "parity.yaml"
     parity.write_text(yaml.safe_dump({**PARITY_CONTRACT, "dataset": {**PARITY_CONTRACT["dataset"],
                                                                      "path": str(work / "parity")}},
@@ -296,6 +305,19 @@ def test_a_drop_rule_writes_exactly_the_rows_that_pass_it(spark, work):
     assert {r["name"]: r.get("failed_count") for r in facet["rules"]}["status_known"] == 1
 
 
+def test_a_write_whose_job_fails_is_recorded_as_a_failed_run(spark, work):
+    events = work / "failing.jsonl"
+    proc = _submit(work, _flags(work, work / "orders_fails.yaml", events, "observe", work / "manifest.json"),
+                   "failing", str(work / "failing"), str(SEED))
+    assert proc.returncode != 0 and "the job failed on order 6" in proc.stderr
+    assert not list((work / "failing").glob("*.parquet"))
+    # the counts of the tasks that finished (none here: 0 rows) would have read as a pass
+    runs = read_history(str(work / "history"), spark=spark, contract="orders_fails").collect()
+    assert {(r["run_status"], r["published"], r["gate_passed"], r["total_rows"]) for r in runs} == {
+        ("failed", False, False, 0)}
+    assert len(runs) == 17 and {r["check_name"] for r in runs} >= {"status_allowed_values", "pedido_id_unique"}
+
+
 def test_an_expression_rule_that_raises_under_ansi_never_fails_the_users_write(spark, work):
     from dq_governance.errors import InputDataError
 
@@ -379,6 +401,7 @@ def test_parity_every_same_pass_rule_type_counts_as_the_engine_does(spark, work)
     assert sum(1 for v in ours.values() if v[0]) >= 10  # the edge cases do fail most rules
     # rows 2, 4 and 6 each: an overflowing year, an impossible date, a day of one digit / no date
     assert (ours["stamp_type"][0], ours["born_format"][0]) == (3, 3)
+    assert ours["day_not_past"][0] == 1  # row 1's day, 2026-11-01
     # blanks and non-ASCII letters: rows 2, 4, 5, 6 for name; rows 4 and 5 for note
     assert (ours["name_letters"][0], ours["note_shape"][0]) == (4, 2)
     # the patterns ran as automata over the bytes (AsciiRegex), so the counts above are theirs, non-ASCII rows
@@ -480,6 +503,8 @@ def test_delta_writes_are_measured_and_a_fail_rule_aborts_them_in_block_mode(wor
     assert _tree_digest(target / "_delta_log") == log  # no new commit
     last = _governed_outputs(_events(events), "/delta_orders")[-1]
     assert (last[0]["eventType"], last[1]["facets"]["dqgov_dataContract"]["vetoed"]) == ("FAIL", True)
+    # the aborted tasks' counts are lost, so the facet cannot show the rule failing; the run is failed all the same
+    assert last[1]["facets"]["dqgov_dataContract"]["status"] == "failed"
 
 
 def test_a_delta_table_written_by_name_is_measured_and_a_fail_rule_aborts_it_in_block_mode(spark, work):

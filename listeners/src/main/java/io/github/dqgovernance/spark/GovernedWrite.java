@@ -249,7 +249,45 @@ final class GovernedWrite {
       Expression keep = fast(((Filter) filter).condition(), dates);
       wrapped = new Filter(keep, wrapped);
     }
-    return wrapped;
+    return evaluable(withCurrentValues(session, wrapped));
+  }
+
+  /**
+   * {@code plan} with {@code current_date()}, {@code current_timestamp()}, {@code current_user()} and the like, and
+   * special date text ({@code 'today'}), replaced by their values, once for the whole plan, as Spark's first
+   * optimizer batch does for every query: ours joins after it, and those expressions cannot run in a task (a rule
+   * {@code day <= current_date()} failed the user's write). The user's query has none left, so only ours change.
+   */
+  private static LogicalPlan withCurrentValues(SparkSession session, LogicalPlan plan) {
+    LogicalPlan timed = org.apache.spark.sql.catalyst.optimizer.ComputeCurrentTime$.MODULE$.apply(plan);
+    LogicalPlan named = new org.apache.spark.sql.catalyst.optimizer.ReplaceCurrentLike(
+        session.sessionState().catalogManager()).apply(timed);
+    return org.apache.spark.sql.catalyst.optimizer.SpecialDatetimeValues$.MODULE$.apply(named);
+  }
+
+  /**
+   * {@code wrapped} when every expression of ours in it can run in a task; a write whose checks hold anything
+   * else (an expression only the optimizer or the planner would have replaced) is left ungoverned, never failed.
+   */
+  private LogicalPlan evaluable(LogicalPlan wrapped) throws Skip {
+    LogicalPlan node = wrapped;
+    while (true) {
+      for (Expression e : CollectionConverters.asJava(node.expressions())) {
+        // attributes, aggregates and subqueries are bound, run or planned when the plan executes
+        scala.Option<Expression> stuck = e.find(x -> x instanceof org.apache.spark.sql.catalyst.expressions.Unevaluable
+            && !(x instanceof Attribute)
+            && !(x instanceof org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression)
+            && !(x instanceof org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction)
+            && !(x instanceof org.apache.spark.sql.catalyst.expressions.PlanExpression));
+        if (stuck.isDefined()) {
+          throw new Skip("the checks hold " + stuck.get().prettyName() + "(), which a write's own pass cannot evaluate");
+        }
+      }
+      if (node instanceof CollectMetrics && ((CollectMetrics) node).name().equals(name)) {
+        return wrapped;
+      }
+      node = node.children().head();
+    }
   }
 
   /** The analysed {@code check} with its ISO date parses and plain patterns run by our byte readers. */

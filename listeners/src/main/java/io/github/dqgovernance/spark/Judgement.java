@@ -49,6 +49,14 @@ final class Judgement {
   final String status;
 
   Judgement(GovernedWrite write, Row row) {
+    this(write, row, false);
+  }
+
+  /**
+   * {@code executionFailed}: the write's job failed, so nothing was committed and the counts cover only the tasks
+   * that finished; the run is then failed, whatever those counts say.
+   */
+  Judgement(GovernedWrite write, Row row, boolean executionFailed) {
     this.write = write;
     total = row.getLong(0);
     valid = row.getLong(write.metricNames.indexOf("valid"));
@@ -90,6 +98,9 @@ final class Judgement {
     }
     if (NON_BLOCKING_POLICIES.contains(checks.onFailure)) {
       reasons.clear();
+    }
+    if (executionFailed) {
+      reasons.add("the write failed before its commit; the counts cover only the tasks that finished");
     }
     gatePassed = reasons.isEmpty();
     boolean anyWarned = false;
