@@ -71,6 +71,8 @@ PARITY_CONTRACT = {
         # current_date() and current_user() are replaced before a query runs; in the write's own pass too (they
         # failed the user's write). Row 1's day is before today: one row.
         {"type": "expression", "name": "day_not_past", "expression": "day >= current_date() OR current_user() IS NULL"},
+        # more values than Spark's IN-to-hash-set threshold (10): the extension runs it as INSET, as the engine does
+        {"type": "allowed_values", "name": "code_listed", "column": "code", "values": [f"K{i}" for i in range(12)]},
     ]},
 }
 
@@ -402,6 +404,7 @@ def test_parity_every_same_pass_rule_type_counts_as_the_engine_does(spark, work)
     # rows 2, 4 and 6 each: an overflowing year, an impossible date, a day of one digit / no date
     assert (ours["stamp_type"][0], ours["born_format"][0]) == (3, 3)
     assert ours["day_not_past"][0] == 1  # row 1's day, 2026-11-01
+    assert ours["code_listed"][0] == 1  # row 4's lower-case k1
     # blanks and non-ASCII letters: rows 2, 4, 5, 6 for name; rows 4 and 5 for note
     assert (ours["name_letters"][0], ours["note_shape"][0]) == (4, 2)
     # the patterns ran as automata over the bytes (AsciiRegex), so the counts above are theirs, non-ASCII rows
@@ -411,6 +414,8 @@ def test_parity_every_same_pass_rule_type_counts_as_the_engine_does(spark, work)
     assert "ascii_regex(^K[0-9]$).find(cast(code" in plans[-1]
     assert plans[-1].count("ascii_regex(") == 8
     assert plans[-1].count("RLIKE(") == plans[-1].count(r"^(.)\\1*$)") == 1
+    # the twelve allowed codes are one hash set lookup, as in the engine's optimized plan
+    assert re.search(r"code#\d+ INSET K0, K1, K10, K11, K2", plans[-1])
     # the day's ISO date parse ran as a byte reading where its text is plain (IsoDates), every time it occurs
     parses = len(re.findall(r"\(length\(day#\d+\) = 10\)", plans[-1]))
     assert parses >= 1 and plans[-1].count("IsoDates.isPlainDay(day#") == parses

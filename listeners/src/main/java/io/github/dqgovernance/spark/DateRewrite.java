@@ -53,7 +53,7 @@ final class DateRewrite {
 
   /** {@code template} (SQL parsed, not analysed) with its one column read as {@code column}. */
   static Expression over(Expression template, Attribute column) {
-    return template.transform(ExpressionRule.of(e -> e instanceof UnresolvedAttribute, e -> column));
+    return template.transform(TreeRule.<Expression>of(e -> e instanceof UnresolvedAttribute, e -> column));
   }
 
   /** {@code expression} with each of {@code parses} it holds run by IsoDates on plain text. */
@@ -61,7 +61,7 @@ final class DateRewrite {
     if (parses.isEmpty()) {
       return expression;
     }
-    return expression.transformUp(ExpressionRule.of(e -> e instanceof CaseWhen, e -> {
+    return expression.transformUp(TreeRule.<Expression>of(e -> e instanceof CaseWhen, e -> {
       for (Map.Entry<Attribute, Expression> parse : parses.entrySet()) {
         if (e.semanticEquals(parse.getValue())) {
           Expression text = parse.getKey();

@@ -21,7 +21,7 @@ import scala.jdk.javaapi.CollectionConverters;
 final class RegexRewrite {
   private RegexRewrite() {}
 
-  private static final ExpressionRule RULE = ExpressionRule.of(e -> e instanceof RLike, e -> {
+  private static final TreeRule<Expression> RULE = TreeRule.<Expression>of(e -> e instanceof RLike, e -> {
     AsciiRegex regex = automaton((RLike) e);
     if (regex == null) {
       return e;
