@@ -48,8 +48,9 @@ def bench_contract(path: str, rules: bool = True) -> dict:
     row and null counts alone (its own cost, `--no-rules`).
     """
     if not rules:
-        fields = [{"name": f["name"], "type": f["type"]} for f in bench_contract(path)["schema"]["fields"]]
-        return {**bench_contract(path), "schema": {"fields": fields},
+        full = bench_contract(path)
+        fields = [{"name": f["name"], "type": f["type"]} for f in full["schema"]["fields"]]
+        return {**full, "schema": {"fields": fields},
                 "quality": {"on_failure": "warn", "rules": [{"type": "row_count", "must_be": ">= 1"}]}}
     return {
         "contract": {"name": "bench_enforce", "version": "1.0.0"},
