@@ -8,7 +8,7 @@ that governs one path: 8 same-pass rules (2 not_null, allowed_values, minimum, d
 length, row_count) over orders-like rows (bench_checks.generate): `--source cache` writes the cached rows
 (the write is all the job does), `--source parquet` reads them from parquet files first, as a job does. `plain` overwrites an ungoverned path,
 `governed` the governed one, so both pay for the same scan, encode and commit; the governed write also carries
-the metrics node, its aggregation and the verdict in its commit. Two hand-written references show where the
+the metrics node (its tally of each row's flags) and the verdict in its commit. Two hand-written references show where the
 time goes: `observe` (the same metric expressions through `Dataset.observe`, Spark's own node, on a plain write)
 and `agg_then_write` (the metrics as a codegen'd aggregation of their own, then the plain write). Prints one JSON object: seconds, the median of
 the per-round ratio governed / plain, and the verdict's counts (the extension did measure). `--breakdown` also

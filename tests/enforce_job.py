@@ -15,6 +15,8 @@ Usage: spark-submit … tests/enforce_job.py STEP TARGET [SEED_CSV]
   formats    the seed appended as csv, json and orc to TARGET_csv, TARGET_json, TARGET_orc
   table      saveAsTable TARGET (a table name), then CTAS TARGET_ctas from it
   failing    the seed appended to TARGET as parquet, where order 6 raises: a write whose job fails by itself
+  local      the seed as an inline table (SELECT * FROM VALUES …) appended to TARGET as parquet; then an empty
+             selection of it appended too
 Prints one line: `rows=N` (the rows the step read), then exits 0; a failed write raises.
 """
 
@@ -63,6 +65,12 @@ def main(step: str, target: str, seed: str) -> None:
         elif step == "failing":
             status = "CASE WHEN pedido_id = '6' THEN raise_error('the job failed on order 6') ELSE status END AS status"
             orders.selectExpr(*[status if c == "status" else c for c in orders.columns]).write.mode("append").parquet(target)
+        elif step == "local":
+            text = lambda v: "NULL" if v is None else "'" + v.replace("\\", "\\\\").replace("'", "\\'") + "'"  # noqa: E731
+            values = ", ".join("(" + ", ".join(text(v) for v in row) + ")" for row in orders.collect())
+            local = spark.sql(f"SELECT * FROM VALUES {values} AS seed({', '.join(orders.columns)})")
+            local.write.mode("append").parquet(target)
+            local.where("false").write.mode("append").parquet(target)
         elif step == "table":
             orders.write.mode("append").saveAsTable(target)
             spark.sql(f"CREATE TABLE {target}_ctas USING parquet AS SELECT * FROM {target}")

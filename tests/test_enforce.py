@@ -140,6 +140,7 @@ def work(tmp_path_factory):
         _contract(work, "orders_delta", path=str(work / "delta_orders"), extra_rules=[STATUS_FAIL]),
         _contract(work, "orders_ansi", path=str(work / "ansi"), extra_rules=[ANSI_RAISING]),
         _contract(work, "orders_dpo", path=str(work / "dpo")),
+        _contract(work, "orders_local", path=str(work / "local")),
     ]
     # a warn policy: only the job's own failure can make its run failed
     fails = _contract(work, "orders_fails", path=str(work / "failing"))
@@ -307,6 +308,26 @@ def test_a_drop_rule_writes_exactly_the_rows_that_pass_it(spark, work):
     assert {r["name"]: r.get("failed_count") for r in facet["rules"]}["status_known"] == 1
 
 
+def test_writes_of_local_rows_and_of_no_rows_are_measured(work):
+    # Spark's optimizer evaluates a filter over inline rows while it plans, and drops one over no rows: the checks
+    # ride on a metrics node that it leaves in place, so both writes are counted in their own jobs
+    events = work / "local.jsonl"
+    proc = _submit(work, _flags(work, work / "orders_local.yaml", events, "observe", work / "manifest.json"),
+                   "local", str(work / "local"), str(SEED))
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    governed = [(e, d) for e, d in _governed_outputs(_events(events), "/local") if e["eventType"] == "COMPLETE"]
+    assert len(governed) == 2
+    (_seven, first), (_none, second) = governed
+    facet = first["facets"]["dqgov_dataContract"]
+    assert {r["name"]: r["failed_count"] for r in facet["rules"] if r.get("failed_count")} == SEED_FAILED
+    assert (facet["valid_rows"], facet["written_rows"]) == (3, 7)
+    assert first["facets"]["dataQualityMetrics"]["rowCount"] == 7
+    facet = second["facets"]["dqgov_dataContract"]
+    assert (facet["valid_rows"], facet["written_rows"], facet["dropped_rows"]) == (0, 0, 0)
+    assert {r.get("failed_count") for r in facet["rules"]} <= {0, None}
+    assert second["facets"]["dataQualityMetrics"]["rowCount"] == 0
+
+
 def test_a_write_whose_job_fails_is_recorded_as_a_failed_run(spark, work):
     events = work / "failing.jsonl"
     proc = _submit(work, _flags(work, work / "orders_fails.yaml", events, "observe", work / "manifest.json"),
@@ -382,12 +403,8 @@ def test_a_broken_manifest_lets_the_job_finish_with_one_warning(work):
     assert len(list((work / "orders_broken").glob("*.parquet"))) == 1
 
 
-def test_parity_every_same_pass_rule_type_counts_as_the_engine_does(spark, work):
-    events, event_log = work / "parity.jsonl", work / "parity-eventlog"
-    event_log.mkdir()
-    flags = [*_flags(work, work / "parity.yaml", events, "observe", work / "manifest.json"),
-             "--conf", "spark.eventLog.enabled=true", "--conf", f"spark.eventLog.dir={event_log}",
-             "--conf", "spark.eventLog.compress=false"]
+def _parity_run(spark, work, flags, events):
+    """The parity edge cases appended by a plain job: (its per-rule results, the engine's, its contract facet)."""
     proc = _submit(work, flags, "append", str(work / "parity"), str(work / "parity.csv"))
     assert proc.returncode == 0, proc.stderr[-4000:]
     facet = _governed_outputs(_events(events), "/parity")[-1][1]["facets"]["dqgov_dataContract"]
@@ -397,6 +414,27 @@ def test_parity_every_same_pass_rule_type_counts_as_the_engine_does(spark, work)
                                                                                "invalid_percent") else None)
               for r in expected.rules if r.name in ours}
     assert ours.keys() == engine.keys()
+    return ours, engine, facet
+
+
+def test_the_interpreted_path_counts_as_the_generated_code_does(spark, work):
+    # Spark falls back to interpreting an expression whose generated code does not compile: the tally's counts
+    # must not depend on which path ran (spark.sql.codegen.factoryMode is Spark's own switch between them)
+    events = work / "parity-interpreted.jsonl"
+    flags = [*_flags(work, work / "parity.yaml", events, "observe", work / "manifest.json"),
+             "--conf", "spark.sql.codegen.factoryMode=NO_CODEGEN", "--conf", "spark.sql.codegen.wholeStage=false"]
+    ours, engine, _facet = _parity_run(spark, work, flags, events)
+    assert ours == engine
+    assert sum(1 for v in ours.values() if v[0]) >= 10
+
+
+def test_parity_every_same_pass_rule_type_counts_as_the_engine_does(spark, work):
+    events, event_log = work / "parity.jsonl", work / "parity-eventlog"
+    event_log.mkdir()
+    flags = [*_flags(work, work / "parity.yaml", events, "observe", work / "manifest.json"),
+             "--conf", "spark.eventLog.enabled=true", "--conf", f"spark.eventLog.dir={event_log}",
+             "--conf", "spark.eventLog.compress=false"]
+    ours, engine, facet = _parity_run(spark, work, flags, events)
     assert {"regex", "length", "expression", "not_null", "missing_count", "invalid_percent", "row_count", "format",
             "range", "allowed_values", "type"} <= {r["type"] for r in facet["rules"]}
     assert ours == engine
@@ -409,7 +447,7 @@ def test_parity_every_same_pass_rule_type_counts_as_the_engine_does(spark, work)
     assert (ours["name_letters"][0], ours["note_shape"][0]) == (4, 2)
     # the patterns ran as automata over the bytes (AsciiRegex), so the counts above are theirs, non-ASCII rows
     # included (those go to Java's own Pattern). Only the CPF's repeated-digit test, a back reference, is rlike.
-    node = re.compile(r'"simpleString":"(CollectMetrics dqgov:[^"]*)')
+    node = re.compile(r'"simpleString":"(Filter dqgov_tally\(RowTally\(dqgov:[^"]*)')
     plans = [m for log in event_log.rglob("events_*") for m in node.findall(log.read_text())]
     assert "ascii_regex(^K[0-9]$).find(cast(code" in plans[-1]
     assert plans[-1].count("ascii_regex(") == 8

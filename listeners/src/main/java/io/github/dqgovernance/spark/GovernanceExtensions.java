@@ -30,6 +30,7 @@ public final class GovernanceExtensions implements SparkSessionExtensionsProvide
         ((SparkSession) session).listenerManager().register(new DeltaResults());
         return new EnforceWrites((SparkSession) session);
       });
+      extensions.injectPlannerStrategy(session -> new TallyStrategy());
     } catch (Exception | LinkageError e) {
       EnforceSettings.warnOnce("cannot start (" + e.getClass().getSimpleName() + ": "
           + EnforceSettings.firstLine(e.getMessage()) + "); the session is left as it was");

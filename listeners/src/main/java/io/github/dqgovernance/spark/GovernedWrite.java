@@ -11,6 +11,9 @@ import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.expressions.Not;
+import org.apache.spark.sql.catalyst.expressions.Or;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Count;
 import org.apache.spark.sql.catalyst.parser.ParserInterface;
 import org.apache.spark.sql.catalyst.plans.logical.CollectMetrics;
 import org.apache.spark.sql.catalyst.plans.logical.Filter;
@@ -24,9 +27,9 @@ import scala.Option;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
- * One governed write: the contract's same-pass checks resolved against the written columns, as one
- * {@code CollectMetrics} node (what {@code Dataset.observe} builds) over the written query, plus a filter
- * for {@code drop} rules. Everything is counted in the write's own job.
+ * One governed write: the contract's same-pass checks resolved against the written columns and counted in the
+ * write's own job, by a metrics node over the written query whose {@link TallyCall} counts each row's rule flags
+ * into a {@link RowTally}, plus a filter for {@code drop} rules.
  */
 final class GovernedWrite {
   static final String NAME_PREFIX = "dqgov:";
@@ -39,7 +42,7 @@ final class GovernedWrite {
     }
   }
 
-  final String name; // the CollectMetrics name, unique per write
+  final String name; // unique per write
   final Manifest.Entry entry;
   final CompiledChecks checks;
   final String namespace;
@@ -55,8 +58,7 @@ final class GovernedWrite {
   final List<Integer> nullMetric = new ArrayList<>(); // per field
   final boolean drops;
   final List<String> variants = new ArrayList<>(); // per rule
-  private final List<String> metricTexts = new ArrayList<>();
-  private String keepText; // the drop filter's condition, or null
+  private final List<String> flagTexts = new ArrayList<>(); // per metric: its row condition, or null
   private final List<String[]> failRules = new ArrayList<>(); // {name, violation text} of fail-action rules
 
   GovernedWrite(Manifest manifest, Manifest.Entry entry, CompiledChecks checks, String namespace, String datasetName, String target,
@@ -91,9 +93,8 @@ final class GovernedWrite {
       typed.put(f.name, isTyped);
       text.put(f.name, isText);
     }
-    add("total", "count(1)");
-    List<String> blocking = new ArrayList<>();
-    List<String> dropping = new ArrayList<>();
+    add("total", null);
+    boolean dropping = false;
     for (int i = 0; i < checks.rules.size(); i++) {
       CompiledChecks.Rule rule = checks.rules.get(i);
       List<String> involved = rule.type.equals("expression") || rule.scope("typed") != null
@@ -109,49 +110,35 @@ final class GovernedWrite {
       variants.add(variant);
       String violation = rule.violation(variant);
       if (violation != null) {
-        violationMetric.put(i, metricTexts.size());
-        add("v" + i, countIf(violation));
-        if (rule.blocks) {
-          blocking.add("(" + violation + ")");
-        }
-        if ("drop".equals(rule.action)) {
-          dropping.add("(" + violation + ")");
-        }
+        violationMetric.put(i, metricNames.size());
+        add("v" + i, violation);
+        dropping |= "drop".equals(rule.action);
         if ("fail".equals(rule.action)) {
           failRules.add(new String[] {rule.name, violation});
         }
       }
       String scope = rule.scope(variant);
       if (scope != null) {
-        scopeMetric.put(i, metricTexts.size());
-        add("s" + i, countIf(scope));
+        scopeMetric.put(i, metricNames.size());
+        add("s" + i, scope);
       }
     }
     for (int j = 0; j < checks.fields.size(); j++) {
-      nullMetric.add(metricTexts.size());
+      nullMetric.add(metricNames.size());
       Attribute a = written.get(checks.fields.get(j).name.toLowerCase(java.util.Locale.ROOT));
-      add("n" + j, countIf(quote(a.name()) + " IS NULL"));
+      add("n" + j, quote(a.name()) + " IS NULL");
     }
-    add("valid", blocking.isEmpty() ? "count(1)" : countIf("NOT coalesce(" + String.join(" OR ", blocking) + ", false)"));
-    drops = !dropping.isEmpty();
+    add("valid", null); // the tally's: rows no blocking rule fails
+    drops = dropping;
     if (drops) {
-      String any = String.join(" OR ", dropping);
-      add("dropped", countIf(any));
-      keepText = "NOT coalesce(" + any + ", false)";
+      add("dropped", null); // rows a drop rule fails
     }
   }
 
-  /**
-   * Rows where the condition is true (null counts as false). Not count_if: Spark 4.0 replaces it with a
-   * common-expression node that only a later optimizer batch rewrites, and this node joins after that batch.
-   */
-  private static String countIf(String condition) {
-    return "count(CASE WHEN coalesce((" + condition + "), false) THEN 1 END)";
-  }
-
-  private void add(String metric, String text) {
+  /** A metric: the rows where {@code condition} holds (null: one the tally derives, such as the row count). */
+  private void add(String metric, String condition) {
+    flagTexts.add(condition);
     metricNames.add(metric);
-    metricTexts.add(text + " AS `" + metric + "`");
   }
 
   private List<String> fieldNames() {
@@ -203,55 +190,128 @@ final class GovernedWrite {
 
   private LogicalPlan wrapAnalysed(SparkSession session, LogicalPlan query, boolean abortOnFail) throws Skip {
     ParserInterface parser = session.sessionState().sqlParser();
-    List<NamedExpression> parsed = new ArrayList<>();
-    for (String text : metricTexts) {
-      parsed.add((NamedExpression) parse(parser, text));
-    }
+    // ours is built over the written columns' empty relation, finished, then put over the written query
     LocalRelation relation = new LocalRelation(query.output(), CollectionConverters.asScala(
         new ArrayList<org.apache.spark.sql.catalyst.InternalRow>()).toList(), false, Option.empty());
-    long id = COUNTER.get();
-    LogicalPlan metrics = finish(session.sessionState().analyzer().execute(
-        new CollectMetrics(name, CollectionConverters.asScala(parsed).toList(), relation, id)));
-    if (!metrics.resolved() || !(metrics instanceof CollectMetrics) || hasCommonExpressions(metrics)) {
-      throw new Skip("the checks do not resolve against the written columns");
-    }
-    List<Expression> analysed = new ArrayList<>();
-    for (NamedExpression metric : CollectionConverters.asJava(((CollectMetrics) metrics).metrics())) {
-      analysed.add((Expression) metric);
-    }
-    Map<Attribute, Expression> dates = DateRewrite.parsesIn(analysed, column -> isoDateParse(session, relation, column));
-    List<NamedExpression> measured = new ArrayList<>();
-    for (Expression metric : analysed) {
-      measured.add((NamedExpression) fast(metric, dates));
-    }
-    // ours is built over the written columns' empty relation, finished, then put over the written query
-    LogicalPlan wrapped = new CollectMetrics(name, CollectionConverters.asScala(measured).toList(), relation, id);
-    if (abortOnFail && !failRules.isEmpty()) {
-      List<String> cases = new ArrayList<>();
-      for (String[] rule : failRules) {
-        String message = "dq-governance: write to " + target + " blocked by contract " + entry.contractName
-            + " (rule " + rule[0] + " failed with action fail); nothing was committed";
-        cases.add("WHEN coalesce((" + rule[1] + "), false) THEN raise_error('" + message.replace("\\", "\\\\")
-            .replace("'", "\\'") + "')");
+    List<Integer> flagged = new ArrayList<>(); // the metrics a row flag counts, in flag order
+    for (int m = 0; m < flagTexts.size(); m++) {
+      if (flagTexts.get(m) != null) {
+        flagged.add(m);
       }
-      String abort = "CASE " + String.join(" ", cases) + " ELSE true END";
-      LogicalPlan filter = finish(session.sessionState().analyzer().execute(new Filter(parse(parser, abort), relation)));
-      if (!filter.resolved() || !(filter instanceof Filter) || hasCommonExpressions(filter)) {
-        throw new Skip("the fail rules do not resolve against the written columns");
-      }
-      wrapped = new Filter(fast(((Filter) filter).condition(), dates), wrapped);
     }
-    if (keepText != null) {
-      LogicalPlan filter = finish(session.sessionState().analyzer().execute(
-          new Filter(parse(parser, keepText), relation)));
-      if (!filter.resolved() || !(filter instanceof Filter) || hasCommonExpressions(filter)) {
-        throw new Skip("the drop rules do not resolve against the written columns");
+    List<Expression> flags = flags(session, parser, relation, flagged);
+    Expression abort = abortOnFail && !failRules.isEmpty() ? abort(session, parser, relation) : null;
+    List<Expression> conditions = new ArrayList<>(flags);
+    if (abort != null) {
+      conditions.add(abort);
+    }
+    Map<Attribute, Expression> dates = DateRewrite.parsesIn(conditions, column -> isoDateParse(session, relation, column));
+    List<Expression> fastFlags = new ArrayList<>();
+    for (Expression flag : flags) {
+      fastFlags.add(fast(flag, dates));
+    }
+    int[] slots = new int[flagged.size()];
+    boolean[] blocking = new boolean[flagged.size()];
+    boolean[] dropping = new boolean[flagged.size()];
+    List<Expression> drops = new ArrayList<>();
+    for (int f = 0; f < flagged.size(); f++) {
+      slots[f] = flagged.get(f);
+      String metric = metricNames.get(slots[f]);
+      if (metric.startsWith("v")) {
+        CompiledChecks.Rule rule = checks.rules.get(Integer.parseInt(metric.substring(1)));
+        blocking[f] = rule.blocks;
+        dropping[f] = "drop".equals(rule.action);
+        if (dropping[f]) {
+          drops.add(fastFlags.get(f));
+        }
       }
-      Expression keep = fast(((Filter) filter).condition(), dates);
-      wrapped = new Filter(keep, wrapped);
+    }
+    RowTally tally = new RowTally(name, metricNames.size());
+    session.sparkContext().register(tally);
+    TallyCall call = new TallyCall(tally, fastFlags, slots, blocking, dropping, metricNames.indexOf("valid"),
+        metricNames.indexOf("dropped"));
+    // A fail rule's row stops the tasks before the tally sees it: the job fails, and nothing is committed.
+    LogicalPlan below = abort == null ? relation : new Filter(fast(abort, dates), relation);
+    LogicalPlan wrapped = metricsNode(session, parser, relation, call, below);
+    if (!drops.isEmpty()) {
+      Expression any = drops.get(0);
+      for (Expression d : drops.subList(1, drops.size())) {
+        any = new Or(any, d);
+      }
+      wrapped = new Filter(new Not(any), wrapped); // each flag is coalesced already: never null
     }
     LogicalPlan ours = evaluable(optimized(session, wrapped));
     return ours.transformUp(TreeRule.<LogicalPlan>of(p -> p == relation, p -> query));
+  }
+
+  /** Each flagged metric's row condition, coalesced to false, analysed over the written columns. */
+  private List<Expression> flags(SparkSession session, ParserInterface parser, LocalRelation relation,
+      List<Integer> flagged) throws Skip {
+    List<NamedExpression> parsed = new ArrayList<>();
+    for (int m : flagged) {
+      parsed.add((NamedExpression) parse(parser, "coalesce((" + flagTexts.get(m) + "), false) AS `f" + m + "`"));
+    }
+    List<Expression> flags = new ArrayList<>();
+    if (parsed.isEmpty()) {
+      return flags;
+    }
+    LogicalPlan project = finish(session.sessionState().analyzer().execute(
+        new Project(CollectionConverters.asScala(parsed).toList(), relation)));
+    if (!project.resolved() || !(project instanceof Project) || hasCommonExpressions(project)) {
+      throw new Skip("the checks do not resolve against the written columns");
+    }
+    for (NamedExpression flag : CollectionConverters.asJava(((Project) project).projectList())) {
+      flags.add(((Alias) flag).child());
+    }
+    return flags;
+  }
+
+  /** The condition that raises, naming the rule, on a row that fails a {@code fail} rule (else true). */
+  private Expression abort(SparkSession session, ParserInterface parser, LocalRelation relation) throws Skip {
+    List<String> cases = new ArrayList<>();
+    for (String[] rule : failRules) {
+      String message = "dq-governance: write to " + target + " blocked by contract " + entry.contractName
+          + " (rule " + rule[0] + " failed with action fail); nothing was committed";
+      cases.add("WHEN coalesce((" + rule[1] + "), false) THEN raise_error('" + message.replace("\\", "\\\\")
+          .replace("'", "\\'") + "')");
+    }
+    Expression abort = condition(session, relation, parse(parser, "CASE " + String.join(" ", cases) + " ELSE true END"));
+    if (abort == null) {
+      throw new Skip("the fail rules do not resolve against the written columns");
+    }
+    return abort;
+  }
+
+  /**
+   * The write's metrics node over {@code below}: Spark's own {@code CollectMetrics}, which every optimizer rule
+   * leaves in place (a filter over inline rows would be evaluated while the plan is optimized, and one over no rows
+   * dropped), with one aggregate, {@code count(call)}: Spark's node evaluates the call once per row, and
+   * {@link TallyStrategy} plans the node as a filter on it.
+   */
+  private LogicalPlan metricsNode(SparkSession session, ParserInterface parser, LocalRelation relation, TallyCall call,
+      LogicalPlan below) throws Skip {
+    long id = COUNTER.get();
+    LogicalPlan metrics = finish(session.sessionState().analyzer().execute(new CollectMetrics(name,
+        CollectionConverters.asScala(List.of((NamedExpression) parse(parser, "count(true) AS `calls`"))).toList(),
+        relation, id)));
+    if (!(metrics instanceof CollectMetrics) || !metrics.resolved()) {
+      throw new Skip("the metrics node does not resolve");
+    }
+    NamedExpression counted = (NamedExpression) ((Expression) ((CollectMetrics) metrics).metrics().head()).transformUp(
+        TreeRule.<Expression>of(e -> e instanceof Count, e -> e.withNewChildren(
+            CollectionConverters.asScala(List.<Expression>of(call)).toList())));
+    return new CollectMetrics(name, CollectionConverters.asScala(List.of(counted)).toList(), below, id);
+  }
+
+  /** {@code parsed} analysed and finished over the written columns, or null when it does not resolve. */
+  private static Expression condition(SparkSession session, LocalRelation relation, Expression parsed) {
+    LogicalPlan project = finish(session.sessionState().analyzer().execute(new Project(
+        CollectionConverters.asScala(List.<NamedExpression>of(new UnresolvedAlias(parsed, Option.empty()))).toList(),
+        relation)));
+    if (!project.resolved() || !(project instanceof Project) || hasCommonExpressions(project)) {
+      return null;
+    }
+    return ((Alias) ((Project) project).projectList().head()).child();
   }
 
   /**
@@ -278,9 +338,8 @@ final class GovernedWrite {
    * {@code wrapped} when every expression of ours in it can run in a task; a write whose checks hold anything
    * else (an expression only the optimizer or the planner would have replaced) is left ungoverned, never failed.
    */
-  private LogicalPlan evaluable(LogicalPlan wrapped) throws Skip {
-    LogicalPlan node = wrapped;
-    while (true) {
+  private static LogicalPlan evaluable(LogicalPlan wrapped) throws Skip {
+    for (LogicalPlan node = wrapped; !node.children().isEmpty(); node = node.children().head()) {
       for (Expression e : CollectionConverters.asJava(node.expressions())) {
         // attributes, aggregates and subqueries are bound, run or planned when the plan executes
         scala.Option<Expression> stuck = e.find(x -> x instanceof org.apache.spark.sql.catalyst.expressions.Unevaluable
@@ -292,11 +351,8 @@ final class GovernedWrite {
           throw new Skip("the checks hold " + stuck.get().prettyName() + "(), which a write's own pass cannot evaluate");
         }
       }
-      if (node instanceof CollectMetrics && ((CollectMetrics) node).name().equals(name)) {
-        return wrapped;
-      }
-      node = node.children().head();
     }
+    return wrapped;
   }
 
   /** The analysed {@code check} with its ISO date parses and plain patterns run by our byte readers. */
@@ -313,15 +369,8 @@ final class GovernedWrite {
       return null;
     }
     try {
-      Expression parse = DateRewrite.over(session.sessionState().sqlParser().parseExpression(checks.isoDateParse),
-          column);
-      LogicalPlan project = finish(session.sessionState().analyzer().execute(new Project(
-          CollectionConverters.asScala(List.<NamedExpression>of(new UnresolvedAlias(parse, Option.empty()))).toList(),
-          relation)));
-      if (!project.resolved() || !(project instanceof Project) || hasCommonExpressions(project)) {
-        return null;
-      }
-      return ((Alias) ((Project) project).projectList().head()).child();
+      return condition(session, relation, DateRewrite.over(
+          session.sessionState().sqlParser().parseExpression(checks.isoDateParse), column));
     } catch (org.apache.spark.sql.catalyst.parser.ParseException | RuntimeException e) {
       return null;
     }
@@ -357,5 +406,11 @@ final class GovernedWrite {
   static boolean isWrapped(LogicalPlan query) {
     LogicalPlan p = query instanceof Filter ? ((Filter) query).child() : query;
     return p instanceof CollectMetrics && ((CollectMetrics) p).name().startsWith(NAME_PREFIX);
+  }
+
+  /** The tally a (physical or logical) expression counts its rows into, or null. */
+  static RowTally tallyIn(Expression expression) {
+    scala.Option<Expression> call = expression.find(e -> e instanceof TallyCall);
+    return call.isDefined() ? ((TallyCall) call.get()).tally() : null;
   }
 }

@@ -6,7 +6,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.execution.CollectMetricsExec;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.execution.QueryExecution;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
@@ -44,11 +45,15 @@ final class PendingWrites {
   }
 
   private static void collect(SparkPlan plan, List<Map.Entry<GovernedWrite, Row>> out) {
-    if (plan instanceof CollectMetricsExec) {
-      CollectMetricsExec node = (CollectMetricsExec) plan;
-      GovernedWrite write = WRITES.remove(node.name());
+    for (Expression e : CollectionConverters.asJava(plan.expressions())) {
+      RowTally tally = GovernedWrite.tallyIn(e);
+      GovernedWrite write = tally == null ? null : WRITES.remove(tally.write());
       if (write != null) {
-        out.add(Map.entry(write, node.collectedMetrics()));
+        Object[] counts = new Object[tally.value().length];
+        for (int i = 0; i < counts.length; i++) {
+          counts[i] = tally.value()[i];
+        }
+        out.add(Map.entry(write, RowFactory.create(counts)));
       }
     }
     if (plan instanceof AdaptiveSparkPlanExec) {
