@@ -59,6 +59,7 @@ final class GovernedWrite {
   final boolean drops;
   final List<String> variants = new ArrayList<>(); // per rule
   private final List<String> flagTexts = new ArrayList<>(); // per metric: its row condition, or null
+  private final List<CompiledChecks.Rule> flagRules = new ArrayList<>(); // per metric: the rule it fails, or null
   private final List<String[]> failRules = new ArrayList<>(); // {name, violation text} of fail-action rules
 
   GovernedWrite(Manifest manifest, Manifest.Entry entry, CompiledChecks checks, String namespace, String datasetName, String target,
@@ -93,7 +94,7 @@ final class GovernedWrite {
       typed.put(f.name, isTyped);
       text.put(f.name, isText);
     }
-    add("total", null);
+    add("total", null, null);
     boolean dropping = false;
     for (int i = 0; i < checks.rules.size(); i++) {
       CompiledChecks.Rule rule = checks.rules.get(i);
@@ -111,7 +112,7 @@ final class GovernedWrite {
       String violation = rule.violation(variant);
       if (violation != null) {
         violationMetric.put(i, metricNames.size());
-        add("v" + i, violation);
+        add("v" + i, violation, rule);
         dropping |= "drop".equals(rule.action);
         if ("fail".equals(rule.action)) {
           failRules.add(new String[] {rule.name, violation});
@@ -120,24 +121,28 @@ final class GovernedWrite {
       String scope = rule.scope(variant);
       if (scope != null) {
         scopeMetric.put(i, metricNames.size());
-        add("s" + i, scope);
+        add("s" + i, scope, null);
       }
     }
     for (int j = 0; j < checks.fields.size(); j++) {
       nullMetric.add(metricNames.size());
       Attribute a = written.get(checks.fields.get(j).name.toLowerCase(java.util.Locale.ROOT));
-      add("n" + j, quote(a.name()) + " IS NULL");
+      add("n" + j, quote(a.name()) + " IS NULL", null);
     }
-    add("valid", null); // the tally's: rows no blocking rule fails
+    add("valid", null, null); // the tally's: rows no blocking rule fails
     drops = dropping;
     if (drops) {
-      add("dropped", null); // rows a drop rule fails
+      add("dropped", null, null); // rows a drop rule fails
     }
   }
 
-  /** A metric: the rows where {@code condition} holds (null: one the tally derives, such as the row count). */
-  private void add(String metric, String condition) {
+  /**
+   * A metric: the rows where {@code condition} holds (null: one the tally derives, such as the row count);
+   * {@code failed}: the rule whose violation it counts, or null.
+   */
+  private void add(String metric, String condition, CompiledChecks.Rule failed) {
     flagTexts.add(condition);
+    flagRules.add(failed);
     metricNames.add(metric);
   }
 
@@ -194,12 +199,17 @@ final class GovernedWrite {
     LocalRelation relation = new LocalRelation(query.output(), CollectionConverters.asScala(
         new ArrayList<org.apache.spark.sql.catalyst.InternalRow>()).toList(), false, Option.empty());
     List<Integer> flagged = new ArrayList<>(); // the metrics a row flag counts, in flag order
+    List<Expression> parsed = new ArrayList<>();
     for (int m = 0; m < flagTexts.size(); m++) {
       if (flagTexts.get(m) != null) {
         flagged.add(m);
+        parsed.add(parse(parser, "coalesce((" + flagTexts.get(m) + "), false)"));
       }
     }
-    List<Expression> flags = flags(session, parser, relation, flagged);
+    List<Expression> flags = analysed(session, relation, parsed);
+    if (flags == null) {
+      throw new Skip("the checks do not resolve against the written columns");
+    }
     Expression abort = abortOnFail && !failRules.isEmpty() ? abort(session, parser, relation) : null;
     List<Expression> conditions = new ArrayList<>(flags);
     if (abort != null) {
@@ -216,14 +226,11 @@ final class GovernedWrite {
     List<Expression> drops = new ArrayList<>();
     for (int f = 0; f < flagged.size(); f++) {
       slots[f] = flagged.get(f);
-      String metric = metricNames.get(slots[f]);
-      if (metric.startsWith("v")) {
-        CompiledChecks.Rule rule = checks.rules.get(Integer.parseInt(metric.substring(1)));
-        blocking[f] = rule.blocks;
-        dropping[f] = "drop".equals(rule.action);
-        if (dropping[f]) {
-          drops.add(fastFlags.get(f));
-        }
+      CompiledChecks.Rule rule = flagRules.get(slots[f]);
+      blocking[f] = rule != null && rule.blocks;
+      dropping[f] = rule != null && "drop".equals(rule.action);
+      if (dropping[f]) {
+        drops.add(fastFlags.get(f));
       }
     }
     RowTally tally = new RowTally(name, metricNames.size());
@@ -244,28 +251,6 @@ final class GovernedWrite {
     return ours.transformUp(TreeRule.<LogicalPlan>of(p -> p == relation, p -> query));
   }
 
-  /** Each flagged metric's row condition, coalesced to false, analysed over the written columns. */
-  private List<Expression> flags(SparkSession session, ParserInterface parser, LocalRelation relation,
-      List<Integer> flagged) throws Skip {
-    List<NamedExpression> parsed = new ArrayList<>();
-    for (int m : flagged) {
-      parsed.add((NamedExpression) parse(parser, "coalesce((" + flagTexts.get(m) + "), false) AS `f" + m + "`"));
-    }
-    List<Expression> flags = new ArrayList<>();
-    if (parsed.isEmpty()) {
-      return flags;
-    }
-    LogicalPlan project = finish(session.sessionState().analyzer().execute(
-        new Project(CollectionConverters.asScala(parsed).toList(), relation)));
-    if (!project.resolved() || !(project instanceof Project) || hasCommonExpressions(project)) {
-      throw new Skip("the checks do not resolve against the written columns");
-    }
-    for (NamedExpression flag : CollectionConverters.asJava(((Project) project).projectList())) {
-      flags.add(((Alias) flag).child());
-    }
-    return flags;
-  }
-
   /** The condition that raises, naming the rule, on a row that fails a {@code fail} rule (else true). */
   private Expression abort(SparkSession session, ParserInterface parser, LocalRelation relation) throws Skip {
     List<String> cases = new ArrayList<>();
@@ -275,11 +260,12 @@ final class GovernedWrite {
       cases.add("WHEN coalesce((" + rule[1] + "), false) THEN raise_error('" + message.replace("\\", "\\\\")
           .replace("'", "\\'") + "')");
     }
-    Expression abort = condition(session, relation, parse(parser, "CASE " + String.join(" ", cases) + " ELSE true END"));
+    List<Expression> abort = analysed(session, relation,
+        List.of(parse(parser, "CASE " + String.join(" ", cases) + " ELSE true END")));
     if (abort == null) {
       throw new Skip("the fail rules do not resolve against the written columns");
     }
-    return abort;
+    return abort.get(0);
   }
 
   /**
@@ -303,15 +289,25 @@ final class GovernedWrite {
     return new CollectMetrics(name, CollectionConverters.asScala(List.of(counted)).toList(), below, id);
   }
 
-  /** {@code parsed} analysed and finished over the written columns, or null when it does not resolve. */
-  private static Expression condition(SparkSession session, LocalRelation relation, Expression parsed) {
-    LogicalPlan project = finish(session.sessionState().analyzer().execute(new Project(
-        CollectionConverters.asScala(List.<NamedExpression>of(new UnresolvedAlias(parsed, Option.empty()))).toList(),
-        relation)));
+  /** {@code parsed} analysed and finished over the written columns, in one pass; null when any does not resolve. */
+  private static List<Expression> analysed(SparkSession session, LocalRelation relation, List<Expression> parsed) {
+    List<Expression> out = new ArrayList<>();
+    if (parsed.isEmpty()) {
+      return out;
+    }
+    List<NamedExpression> named = new ArrayList<>();
+    for (Expression e : parsed) {
+      named.add(new UnresolvedAlias(e, Option.empty()));
+    }
+    LogicalPlan project = finish(session.sessionState().analyzer().execute(
+        new Project(CollectionConverters.asScala(named).toList(), relation)));
     if (!project.resolved() || !(project instanceof Project) || hasCommonExpressions(project)) {
       return null;
     }
-    return ((Alias) ((Project) project).projectList().head()).child();
+    for (NamedExpression e : CollectionConverters.asJava(((Project) project).projectList())) {
+      out.add(((Alias) e).child());
+    }
+    return out;
   }
 
   /**
@@ -369,8 +365,9 @@ final class GovernedWrite {
       return null;
     }
     try {
-      return condition(session, relation, DateRewrite.over(
-          session.sessionState().sqlParser().parseExpression(checks.isoDateParse), column));
+      List<Expression> parse = analysed(session, relation, List.of(DateRewrite.over(
+          session.sessionState().sqlParser().parseExpression(checks.isoDateParse), column)));
+      return parse == null ? null : parse.get(0);
     } catch (org.apache.spark.sql.catalyst.parser.ParseException | RuntimeException e) {
       return null;
     }

@@ -49,9 +49,10 @@ final class PendingWrites {
       RowTally tally = GovernedWrite.tallyIn(e);
       GovernedWrite write = tally == null ? null : WRITES.remove(tally.write());
       if (write != null) {
-        Object[] counts = new Object[tally.value().length];
+        long[] value = tally.value();
+        Object[] counts = new Object[value.length];
         for (int i = 0; i < counts.length; i++) {
-          counts[i] = tally.value()[i];
+          counts[i] = value[i];
         }
         out.add(Map.entry(write, RowFactory.create(counts)));
       }
