@@ -1,7 +1,7 @@
 """The session extension's cost on a write: the same parquet write, governed and ungoverned, in one process.
 
     python benchmarks/bench_enforce.py [--rows 2000000] [--repeat 5] [--warmup 1] [--source cache|parquet]
-                                       [--breakdown] [--no-rules]
+                                       [--breakdown] [--no-rules] [--per-rule]
 
 One session with `spark.sql.extensions=io.github.dqgovernance.spark.GovernanceExtensions` and a manifest
 that governs one path: 8 same-pass rules (2 not_null, allowed_values, minimum, date format, e-mail pattern,
@@ -11,15 +11,19 @@ length, row_count) over orders-like rows (bench_checks.generate): `--source cach
 the metrics node (its tally of each row's flags) and the verdict in its commit. Two hand-written references show where the
 time goes: `observe` (the same metric expressions through `Dataset.observe`, Spark's own node, on a plain write)
 and `agg_then_write` (the metrics as a codegen'd aggregation of their own, then the plain write). Prints one JSON object: seconds, the median of
-the per-round ratio governed / plain, and the verdict's counts (the extension did measure). `--breakdown` also
+the per-round ratio governed / plain (the target), the executor CPU seconds of plain and governed writes from
+Spark's task metrics with their paired ratio (steadier on a shared machine; it leaves out the driver's share),
+and the verdict's counts (the extension did measure). `--breakdown` also
 times each rule alone (an aggregation of the row count and that rule's failed count, less the row count alone,
 over the same rows, as Spark runs the rule text) as a fraction of the plain write: `floor_ratio` is what a
 same-pass design that runs the same text pays. The extension pays less for a pattern it runs as an automaton
 (AsciiRegex: the e-mail rule; benchmarks/bench_regex.py) and for ISO dates it reads from their bytes (IsoDates:
 the date rule), and the row count alone reads no column, so each
 column rule's share also holds that column's read. `--no-rules` governs the path with the row_count rule alone,
-so the governed write carries a metrics node with only the row and null counts: the node's own cost. Needs
-`make listener`.
+so the governed write carries a metrics node with only the row and null counts: the node's own cost.
+`--per-rule` also writes the rows to one path per rule, each governed by that rule alone on top of the row and
+null counts (`none`), and prints each rule's cost inside the write (that write less `none`, as a fraction of the
+plain write) in executor CPU and in wall time. Needs `make listener`.
 """
 
 from __future__ import annotations
@@ -70,6 +74,47 @@ def bench_contract(path: str, rules: bool = True) -> dict:
     }
 
 
+def rule_variants(root: Path) -> dict[str, dict]:
+    """`--per-rule`'s contracts: `none` (the row and null counts alone, as `--no-rules`), then one per rule of
+    the full contract, that rule on top of `none`; each governs a path of its own under `root`."""
+    plain_fields = bench_contract("", rules=False)["schema"]["fields"]
+
+    def variant(name: str, fields: list[dict], rules: list[dict]) -> dict:
+        contract = bench_contract(str(root / f"rule-{name}"), rules=False)
+        contract["contract"]["name"], contract["dataset"]["name"] = f"bench_rule_{name}", f"bench.rule_{name}"
+        contract["schema"]["fields"] = fields
+        contract["quality"]["rules"] += rules
+        return contract
+
+    full = bench_contract("")
+    variants = {"none": variant("none", plain_fields, [])}
+    for i, field in enumerate(full["schema"]["fields"]):
+        if set(field) - {"name", "type"}:
+            variants[field["name"]] = variant(field["name"], [field if j == i else f for j, f in
+                                                              enumerate(plain_fields)], [])
+    for rule in full["quality"]["rules"]:
+        if "column" in rule:
+            name = f"{rule['column']}_{rule['type']}"
+            variants[name] = variant(name, plain_fields, [rule])
+    return variants
+
+
+def per_rule_costs(df, cpu: "ExecutorCpu", paths: dict[str, str], plain: str, args: argparse.Namespace) -> dict:
+    """Each rule's cost inside a governed write: the write governed by that rule alone, less the one governed by
+    `none`, as a fraction of the plain write, in executor CPU and in wall time (`none`: its own, against plain)."""
+    def write(path: str):
+        return lambda: df.write.mode("overwrite").parquet(path)
+
+    ways = {"plain": cpu.metered("rule-plain", write(plain))}
+    ways.update({name: cpu.metered(f"rule-{name}", write(path)) for name, path in paths.items()})
+    times, _answers = timed(ways, args.repeat, args.warmup)
+    median = lambda v: sorted(v)[len(v) // 2]  # noqa: E731
+    measured = {"cpu": {name: median(cpu.seconds(f"rule-{name}", 1 + args.warmup)) for name in ways},
+                "wall": {name: median(v) for name, v in times.items()}}
+    return {kind: {name: round((m[name] - m["plain" if name == "none" else "none"]) / m["plain"], 3)
+                   for name in paths} for kind, m in measured.items()}
+
+
 def rule_costs(df, checks: dict, plain: list[float], args: argparse.Namespace) -> dict:
     """Each typed rule's own evaluation time over `df`, as a fraction of the plain write's median time."""
     from pyspark.sql import functions as F
@@ -89,6 +134,38 @@ def rule_costs(df, checks: dict, plain: list[float], args: argparse.Namespace) -
     return {**costs, "sum": round(sum(costs.values()), 3), "floor_ratio": round(1 + sum(costs.values()), 3)}
 
 
+class ExecutorCpu:
+    """Executor CPU seconds per call of a way, from Spark's own task metrics: steadier than wall time on a shared
+    machine, and blind to the driver's share (planning, the verdict), which wall time holds."""
+
+    def __init__(self, spark) -> None:
+        self.sc = spark.sparkContext
+        self.groups: dict[str, list[str]] = {}
+
+    def metered(self, way: str, fn):
+        """`fn` with its jobs in a job group of their own, one per call."""
+        def call():
+            groups = self.groups.setdefault(way, [])
+            groups.append(f"bench-enforce-{way}-{len(groups)}")
+            self.sc.setJobGroup(groups[-1], groups[-1])
+            try:
+                return fn()
+            finally:
+                self.sc.setLocalProperty("spark.jobGroup.id", None)
+        return call
+
+    def seconds(self, way: str, skip: int) -> list[float]:
+        """CPU seconds of each call of `way` after the first `skip` (the untimed ones)."""
+        jvm_sc = self.sc._jsc.sc()
+        jvm_sc.listenerBus().waitUntilEmpty()  # the status store is fed by the listener bus
+        store, tracker = jvm_sc.statusStore(), self.sc.statusTracker()
+        out = []
+        for group in self.groups[way][skip:]:
+            stages = [s for job in tracker.getJobIdsForGroup(group) for s in tracker.getJobInfo(job).stageIds]
+            out.append(sum(store.lastStageAttempt(s).executorCpuTime() for s in stages) / 1e9)
+        return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=2_000_000)
@@ -98,6 +175,8 @@ def main() -> None:
     parser.add_argument("--breakdown", action="store_true", help="time each rule alone against the plain write")
     parser.add_argument("--no-rules", action="store_true",
                         help="govern with only the row_count rule: the metrics node's own cost (row and null counts)")
+    parser.add_argument("--per-rule", action="store_true",
+                        help="also time writes governed by one rule each: each rule's cost inside the write")
     args = parser.parse_args()
     jar = find_extension_jar()
     if jar is None:
@@ -107,12 +186,19 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-enforce-") as tmp:
         root = Path(tmp)
         governed, plain = str(root / "governed"), str(root / "plain")
-        contract = root / "bench_enforce.yaml"
-        contract.write_text(yaml.safe_dump(bench_contract(governed, rules=not args.no_rules), sort_keys=False))
+        contracts = root / "contracts"
+        contracts.mkdir()
+        (contracts / "bench_enforce.yaml").write_text(
+            yaml.safe_dump(bench_contract(governed, rules=not args.no_rules), sort_keys=False))
+        variants = rule_variants(root) if args.per_rule else {}
+        for name, variant in variants.items():
+            (contracts / f"rule_{name}.yaml").write_text(yaml.safe_dump(variant, sort_keys=False))
         # `dqgov manifest` in its own process: this one's JVM must start with the jar on its class path
         manifest = root / "manifest.json"
-        subprocess.run([str(Path(sys.executable).parent / "dqgov"), "manifest", str(contract), "-o", str(manifest)],
+        subprocess.run([str(Path(sys.executable).parent / "dqgov"), "manifest", str(contracts), "-o", str(manifest)],
                        check=True, capture_output=True)
+        entry = next(c for c in json.loads(manifest.read_text())["contracts"]
+                     if c["contract"]["name"] == "bench_enforce")
         spark = (
             SparkSession.builder.master("local[2]").appName("bench-enforce")
             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
@@ -128,17 +214,17 @@ def main() -> None:
             df.write.parquet(str(root / "source"))
             df.unpersist()
             df = spark.read.parquet(str(root / "source"))
-        rules = sum(1 for r in json.loads(manifest.read_text())["contracts"][0]["checks"]["rules"]
-                    if r["violation"]["typed"] or r.get("metric"))
+        rules = sum(1 for r in entry["checks"]["rules"] if r["violation"]["typed"] or r.get("metric"))
         from pyspark.sql import functions as F
 
-        checks = json.loads(manifest.read_text())["contracts"][0]["checks"]
+        checks = entry["checks"]
         texts = [r["violation"]["typed"] for r in checks["rules"] if r["violation"]["typed"]]
         metrics = [F.expr("count(1)")] + [F.expr(f"count(CASE WHEN coalesce(({t}), false) THEN 1 END)") for t in texts]
         counter = iter(range(1_000_000))
+        cpu = ExecutorCpu(spark)
         ways = {
-            "plain": lambda: df.write.mode("overwrite").parquet(plain),
-            "governed": lambda: df.write.mode("overwrite").parquet(governed),
+            "plain": cpu.metered("plain", lambda: df.write.mode("overwrite").parquet(plain)),
+            "governed": cpu.metered("governed", lambda: df.write.mode("overwrite").parquet(governed)),
             # where the time goes: the same metrics by hand, riding on the write (Dataset.observe builds the
             # same node) or as a codegen'd aggregation of their own before the write
             "observe": lambda: df.observe(f"m{next(counter)}", *metrics).write.mode("overwrite").parquet(plain),
@@ -146,10 +232,14 @@ def main() -> None:
         }
         times, _answers = timed(ways, args.repeat, args.warmup)
         breakdown = rule_costs(df, checks, times["plain"], args) if args.breakdown else None
+        per_rule = per_rule_costs(df, cpu, {name: v["dataset"]["path"] for name, v in variants.items()}, plain,
+                                  args) if args.per_rule else None
         runs = spark.read.parquet(str(root / "history"))
+        runs = runs.where(runs.contract == "bench_enforce")
         verdict = {r["check_name"]: r["failed_count"] for r in runs.where(runs.rule_status != "skipped")
                    .select("check_name", "failed_count").distinct().collect()}
         ratio = paired(times, "governed", "plain")
+        cpu_seconds = {way: cpu.seconds(way, 1 + args.warmup) for way in ("plain", "governed")}
         explain = {way: paired(times, way, "plain") for way in ("observe", "agg_then_write")}
         print(json.dumps({
             "rows": args.rows, "source": args.source, "same_pass_rules": rules, "governed_writes": runs.select("run_id").distinct().count(),
@@ -157,8 +247,11 @@ def main() -> None:
             "rounds": {k: [round(t, 3) for t in v] for k, v in times.items()},
             "ratio_governed_vs_plain": ratio, "target": TARGET, "met": ratio <= TARGET,
             "ratios_by_hand_vs_plain": explain,
+            "executor_cpu_seconds": {k: round(sorted(v)[len(v) // 2], 3) for k, v in cpu_seconds.items()},
+            "cpu_ratio_governed_vs_plain": paired(cpu_seconds, "governed", "plain"),
             "failed_counts": verdict,
             **({"rule_cost_vs_plain": breakdown} if breakdown is not None else {}),
+            **({"in_write_rule_cost_vs_plain": per_rule} if per_rule is not None else {}),
         }, indent=2))
         spark.stop()
 

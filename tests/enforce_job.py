@@ -16,7 +16,8 @@ Usage: spark-submit … tests/enforce_job.py STEP TARGET [SEED_CSV]
   table      saveAsTable TARGET (a table name), then CTAS TARGET_ctas from it
   failing    the seed appended to TARGET as parquet, where order 6 raises: a write whose job fails by itself
   local      the seed as an inline table (SELECT * FROM VALUES …) appended to TARGET as parquet; then an empty
-             selection of it appended too
+             selection of it appended too; then the seed again, with backslashes in string literals kept as
+             written (spark.sql.parser.escapedStringLiterals, a setting the SQL parser reads)
 Prints one line: `rows=N` (the rows the step read), then exits 0; a failed write raises.
 """
 
@@ -71,6 +72,8 @@ def main(step: str, target: str, seed: str) -> None:
             local = spark.sql(f"SELECT * FROM VALUES {values} AS seed({', '.join(orders.columns)})")
             local.write.mode("append").parquet(target)
             local.where("false").write.mode("append").parquet(target)
+            spark.conf.set("spark.sql.parser.escapedStringLiterals", "true")
+            local.write.mode("append").parquet(target)
         elif step == "table":
             orders.write.mode("append").saveAsTable(target)
             spark.sql(f"CREATE TABLE {target}_ctas USING parquet AS SELECT * FROM {target}")

@@ -82,16 +82,18 @@ public final class AsciiRegex implements Serializable {
     if (!endAnchored && accepting[state]) {
       return true;
     }
-    int beforeLast = -1; // states after n-2 and n-1 bytes, for $ before a final line terminator
-    int last = -1;
     for (int i = 0; i < n; i++) {
       byte b = text.getByte(i);
       if (b < 0) {
         return javaPattern().matcher(text.toString()).find(0);
       }
-      beforeLast = last;
-      last = state;
-      state = next[state << 7 | b];
+      int to = next[state << 7 | b];
+      if (to == state) {
+        // Why a branch, not an assignment: most bytes keep the state (a run of [a-z0-9]+), and a predicted
+        // branch lets the next byte's lookup start before this one's ends, where "state = to" chains them all.
+        continue;
+      }
+      state = to;
       if (!endAnchored) {
         if (accepting[state]) {
           return true;
@@ -99,21 +101,35 @@ public final class AsciiRegex implements Serializable {
         if (state == dead) {
           return false; // anchored at the start, and no longer prefix can match
         }
+      } else if (state == dead && i < n - 2) {
+        return false; // no state from here on accepts, and neither do those before the last two bytes
       }
     }
     if (!endAnchored) {
       return false;
     }
-    if (accepting[state]) {
-      return true;
-    }
+    return accepting[state] || endsBeforeTerminator(text, n);
+  }
+
+  /** {@code $} before a final line terminator: the text less its {@code \n}, {@code \r} or {@code \r\n} matches. */
+  private boolean endsBeforeTerminator(UTF8String text, int n) {
     byte lastByte = n >= 1 ? text.getByte(n - 1) : 0;
-    byte byteBefore = n >= 2 ? text.getByte(n - 2) : 0;
-    if (n >= 1 && accepting[last]
-        && (lastByte == '\r' || (lastByte == '\n' && byteBefore != '\r'))) {
-      return true;
+    if (lastByte == '\r' || lastByte == '\n') {
+      if (n >= 2 && text.getByte(n - 2) == '\r' && lastByte == '\n') {
+        return accepting[stateAfter(text, n - 2)]; // never between \r and \n
+      }
+      return accepting[stateAfter(text, n - 1)];
     }
-    return n >= 2 && accepting[beforeLast] && byteBefore == '\r' && lastByte == '\n';
+    return false;
+  }
+
+  /** The state after the first {@code bytes} bytes (all ASCII: run has read them). */
+  private int stateAfter(UTF8String text, int bytes) {
+    int state = 0;
+    for (int i = 0; i < bytes; i++) {
+      state = next[state << 7 | text.getByte(i)];
+    }
+    return state;
   }
 
   private Pattern javaPattern() {

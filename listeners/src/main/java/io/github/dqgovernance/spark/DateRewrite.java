@@ -1,14 +1,20 @@
 package io.github.dqgovernance.spark;
 
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute;
+import org.apache.spark.sql.catalyst.expressions.And;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.CaseWhen;
 import org.apache.spark.sql.catalyst.expressions.Cast;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.IsNotNull;
+import org.apache.spark.sql.catalyst.expressions.IsNull;
+import org.apache.spark.sql.catalyst.expressions.Not;
+import org.apache.spark.sql.catalyst.expressions.Or;
 import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke;
 import org.apache.spark.sql.types.AbstractDataType;
 import org.apache.spark.sql.types.DataType;
@@ -56,29 +62,47 @@ final class DateRewrite {
     return template.transform(TreeRule.<Expression>of(e -> e instanceof UnresolvedAttribute, e -> column));
   }
 
-  /** {@code expression} with each of {@code parses} it holds run by IsoDates on plain text. */
+  /**
+   * {@code expression} with each of {@code parses} it holds run by IsoDates on plain text; where the parse is only
+   * tested for null (a format rule asks whether the text parses, not to which day), plain text answers alone.
+   */
   static Expression apply(Expression expression, Map<Attribute, Expression> parses) {
     if (parses.isEmpty()) {
       return expression;
     }
-    return expression.transformUp(TreeRule.<Expression>of(e -> e instanceof CaseWhen, e -> {
-      for (Map.Entry<Attribute, Expression> parse : parses.entrySet()) {
-        if (e.semanticEquals(parse.getValue())) {
-          Expression text = parse.getKey();
-          Expression plain = invoke("isPlainDay", DataTypes.BooleanType, text);
-          Expression day = invoke("epochDay", DataTypes.DateType, text);
-          return new CaseWhen(CollectionConverters.asScala(List.of(new Tuple2<>(plain, day))).toList(),
-              Option.apply(e));
-        }
-      }
-      return e;
-    }));
+    Map<Expression, Attribute> rewritten = new IdentityHashMap<>(); // each CASE this produced -> its column
+    return expression.transformUp(TreeRule.<Expression>of(
+        e -> e instanceof CaseWhen || e instanceof IsNotNull || e instanceof IsNull, e -> {
+          if (!(e instanceof CaseWhen)) {
+            Attribute text = rewritten.get(e.children().head());
+            if (text == null) {
+              return e;
+            }
+            // plain text parses (IsoDatesTest): only other text runs the parse
+            Expression plain = invoke("isPlainDayOrFalse", DataTypes.BooleanType, text, false);
+            Expression parse = ((CaseWhen) e.children().head()).elseValue().get();
+            return e instanceof IsNotNull ? new Or(plain, new IsNotNull(parse))
+                : new And(new Not(plain), new IsNull(parse));
+          }
+          for (Map.Entry<Attribute, Expression> parse : parses.entrySet()) {
+            if (e.semanticEquals(parse.getValue())) {
+              Attribute text = parse.getKey();
+              Expression plain = invoke("isPlainDay", DataTypes.BooleanType, text, true);
+              Expression day = invoke("epochDay", DataTypes.DateType, text, true);
+              Expression rewrite = new CaseWhen(
+                  CollectionConverters.asScala(List.of(new Tuple2<>(plain, day))).toList(), Option.apply(e));
+              rewritten.put(rewrite, text);
+              return rewrite;
+            }
+          }
+          return e;
+        }));
   }
 
-  private static Expression invoke(String method, DataType type, Expression text) {
-    // propagateNull: a null text is a null answer; the methods themselves never return null
+  /** {@code IsoDates.method(text)}; {@code nullIn}: a null text is a null answer without calling it. */
+  private static Expression invoke(String method, DataType type, Expression text, boolean nullIn) {
     return new StaticInvoke(IsoDates.class, type, method, CollectionConverters.asScala(List.of(text)).toList(),
-        CollectionConverters.asScala(List.<AbstractDataType>of()).toList(), true, false, true, Option.empty());
+        CollectionConverters.asScala(List.<AbstractDataType>of()).toList(), nullIn, false, true, Option.empty());
   }
 
   private static boolean isBinaryText(DataType type) {

@@ -366,7 +366,7 @@ final class GovernedWrite {
     }
     try {
       List<Expression> parse = analysed(session, relation, List.of(DateRewrite.over(
-          session.sessionState().sqlParser().parseExpression(checks.isoDateParse), column)));
+          CheckTexts.parse(session.sessionState().sqlParser(), checks.isoDateParse), column)));
       return parse == null ? null : parse.get(0);
     } catch (org.apache.spark.sql.catalyst.parser.ParseException | RuntimeException e) {
       return null;
@@ -393,7 +393,7 @@ final class GovernedWrite {
 
   private Expression parse(ParserInterface parser, String text) throws Skip {
     try {
-      return parser.parseExpression(text);
+      return CheckTexts.parse(parser, text);
     } catch (org.apache.spark.sql.catalyst.parser.ParseException e) {
       throw new Skip("a compiled check does not parse (" + EnforceSettings.firstLine(e.getMessage()) + ")");
     }

@@ -10,7 +10,7 @@ import org.apache.spark.unsafe.types.UTF8String;
  * Spark's date cast guarded by shape tests, which on a governed write cost about half of a plain parquet write.
  * For text of exactly ten ASCII bytes {@code dddd-dd-dd}, that parse is the cast, and the cast is
  * {@code LocalDate.of(year, month, day)} (null when that day does not exist, in the proleptic Gregorian calendar
- * Spark uses). {@link DateRewrite} runs these two methods on such text and leaves every other value to the
+ * Spark uses). {@link DateRewrite} runs these methods on such text and leaves every other value to the
  * parse itself. IsoDatesTest compares both methods with {@code LocalDate} on every year, month and day.
  */
 public final class IsoDates {
@@ -33,6 +33,11 @@ public final class IsoDates {
     int month = number(text, 5, 2);
     int day = number(text, 8, 2);
     return month >= 1 && month <= 12 && day >= 1 && day <= lengthOfMonth(year, month);
+  }
+
+  /** {@link #isPlainDay}, false for null text. */
+  public static boolean isPlainDayOrFalse(UTF8String text) {
+    return text != null && isPlainDay(text);
   }
 
   /** The day of text that {@link #isPlainDay} accepts, in days since 1970-01-01 (Spark's date value). */

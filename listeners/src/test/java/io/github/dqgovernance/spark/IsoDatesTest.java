@@ -61,7 +61,11 @@ class IsoDatesTest {
         "20240-1-01", "2024-01- 1", "２０２４-01-01", "2024-01-0\u0661", "2024-01-01T", "2024-01-01 00:00",
         "1/1/2024", "data-invalida")) {
       assertFalse(IsoDates.isPlainDay(UTF8String.fromString(text)), text);
+      assertFalse(IsoDates.isPlainDayOrFalse(UTF8String.fromString(text)), text);
     }
+    assertFalse(IsoDates.isPlainDayOrFalse(null)); // a format rule's null test: the parse decides null text
+    assertTrue(IsoDates.isPlainDayOrFalse(UTF8String.fromString("2024-02-29")));
+    assertFalse(IsoDates.isPlainDayOrFalse(UTF8String.fromString("2023-02-29")));
     assertTrue(IsoDates.isPlainDay(UTF8String.fromString("1970-01-01")));
     assertEquals(0, IsoDates.epochDay(UTF8String.fromString("1970-01-01")));
     assertEquals(-719_528, IsoDates.epochDay(UTF8String.fromString("0000-01-01")));
