@@ -326,6 +326,9 @@ def test_writes_of_local_rows_and_of_no_rows_are_measured(work):
     # a backslash before its last dot, and all seven fail
     patterns = [re.findall(r"ascii_regex\(\^\[[A-Za-z0-9]+\._%\+(\\+)-\]", plan) for plan in _tally_plans(event_log)]
     assert patterns == [["\\"], ["\\"], ["\\\\"]]
+    # inline rows have whole-stage code: the tally runs inside it (TallyExec), on the row the stage builds for the
+    # write; the parity tests count through its own iterator (a CSV scan) and through interpreted code
+    assert _tally_runners(event_log) == {"WholeStageCodegen"}
     before, after = ({r["name"]: r.get("failed_count") for r in d["facets"]["dqgov_dataContract"]["rules"]}
                      for d in (first, third))
     assert after == {**before, "email_format": 7} and before["email_format"] == 0
@@ -420,9 +423,28 @@ def _tally_plans(event_log: Path) -> list[str]:
     for log in sorted(event_log.rglob("events_*")):
         for quoted in re.findall(r'"simpleString":("(?:[^"\\]|\\.)*")', log.read_text()):
             plan = json.loads(quoted)
-            if plan.startswith("Filter dqgov_tally(RowTally(dqgov:") and plan not in plans:
+            if plan.startswith("Tally dqgov_tally(RowTally(dqgov:") and plan not in plans:
                 plans.append(plan)
     return plans
+
+
+def _tally_runners(event_log: Path) -> set[str]:
+    """The node that runs each governed write's metrics node, as the event log shows its plans: "WholeStageCodegen"
+    where the tally runs inside the stage's generated code."""
+    runners: set[str] = set()
+
+    def walk(node: dict, parent: dict | None) -> None:
+        if node["simpleString"].startswith("Tally dqgov_tally(RowTally(dqgov:") and parent:
+            runners.add(parent["nodeName"].split(" (")[0])
+        for child in node["children"]:
+            walk(child, node)
+
+    for log in sorted(event_log.rglob("events_*")):
+        for line in log.read_text().splitlines():
+            event = json.loads(line)
+            if "sparkPlanInfo" in event:
+                walk(event["sparkPlanInfo"], None)
+    return runners
 
 
 def _parity_run(spark, work, flags, events):
@@ -470,9 +492,16 @@ def test_parity_every_same_pass_rule_type_counts_as_the_engine_does(spark, work)
     # the patterns ran as automata over the bytes (AsciiRegex), so the counts above are theirs, non-ASCII rows
     # included (those go to Java's own Pattern). Only the CPF's repeated-digit test, a back reference, is rlike.
     plans = _tally_plans(event_log)
+    # a CSV scan has no whole-stage code here: the tally runs its predicate in an iterator of its own (TallyExec)
+    assert _tally_runners(event_log) == {"WriteFiles"}
     assert "ascii_regex(^K[0-9]$).find(cast(code" in plans[-1]
     assert plans[-1].count("ascii_regex(") == 8
     assert plans[-1].count("RLIKE(") == plans[-1].count(r"^(.)\1*$)") == 1
+    # a length bound is tried on the text's byte length first (LengthRewrite): the names' count above includes
+    # "Łukasz", 7 bytes and 6 letters, within max 6
+    name = r"cast\(name#\d+ as string\)"
+    assert re.search(rf"\(octet_length\({name}\) > 6\) AND \(length\({name}\) > 6\)", plans[-1])
+    assert re.search(rf"\(octet_length\({name}\) < 3\) OR \(length\({name}\) < 3\)", plans[-1])
     # the twelve allowed codes are one hash set lookup, as in the engine's optimized plan
     assert re.search(r"code#\d+ INSET K0, K1, K10, K11, K2", plans[-1])
     # the day's ISO date parse ran as a byte reading where its text is plain (IsoDates), every time it occurs;

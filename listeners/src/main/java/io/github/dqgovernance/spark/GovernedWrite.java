@@ -272,7 +272,7 @@ final class GovernedWrite {
    * The write's metrics node over {@code below}: Spark's own {@code CollectMetrics}, which every optimizer rule
    * leaves in place (a filter over inline rows would be evaluated while the plan is optimized, and one over no rows
    * dropped), with one aggregate, {@code count(call)}: Spark's node evaluates the call once per row, and
-   * {@link TallyStrategy} plans the node as a filter on it.
+   * {@link TallyStrategy} plans the node as a {@link TallyExec} on it.
    */
   private LogicalPlan metricsNode(SparkSession session, ParserInterface parser, LocalRelation relation, TallyCall call,
       LogicalPlan below) throws Skip {
@@ -351,9 +351,12 @@ final class GovernedWrite {
     return wrapped;
   }
 
-  /** The analysed {@code check} with its ISO date parses and plain patterns run by our byte readers. */
+  /**
+   * The analysed {@code check} with its ISO date parses and plain patterns run by our byte readers, and its text
+   * length bounds tried on byte lengths first.
+   */
   private static Expression fast(Expression check, Map<Attribute, Expression> dates) {
-    return RegexRewrite.apply(DateRewrite.apply(check, dates));
+    return LengthRewrite.apply(RegexRewrite.apply(DateRewrite.apply(check, dates)));
   }
 
   /**

@@ -6,7 +6,6 @@ import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.codegen.CodeBlock;
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenContext;
-import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback;
 import org.apache.spark.sql.catalyst.expressions.codegen.ExprCode;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
@@ -20,19 +19,18 @@ import scala.jdk.javaapi.CollectionConverters;
  * {@code drop} rule keeps it out of the write. Its value is always true.
  *
  * <p>It sits in the one aggregate ({@code count}) of the write's metrics node, a {@code CollectMetrics} that every
- * optimizer rule leaves in place. {@link TallyStrategy} plans that node as a filter on this call, which Spark runs
+ * optimizer rule leaves in place. {@link TallyStrategy} plans that node as a {@link TallyExec}, which runs this call
  * as one generated predicate over the rows as they pass, uncopied; without the strategy, Spark's own metrics node
  * evaluates the count, and so this call, once per row, to the same counts.
  *
  * <p>Its generated code splits the flags into methods of their own, under Spark's subexpression elimination across
  * them (a date parse two rules read runs once), so a contract of any width stays within what the JIT compiles; each
- * flag that holds costs one array increment. That needs the row as one object, which whole-stage code does not
- * give: {@link CodegenFallback} keeps the filter out of the fused stage, and {@link #doGenCode} replaces the
- * fallback's interpreted call with real code.
+ * flag that holds costs one array increment. That needs the row as one object: {@link TallyExec} hands it one, and
+ * never generates this call inside whole-stage code, where the columns are separate variables.
  *
  * <p>Not deterministic: the optimizer must neither move it nor skip a row.
  */
-public final class TallyCall extends Expression implements CodegenFallback, java.io.Serializable {
+public final class TallyCall extends Expression implements java.io.Serializable {
   private static final long serialVersionUID = 1L;
   private final RowTally tally;
   private final Seq<Expression> flags;
