@@ -417,25 +417,13 @@ def test_a_broken_manifest_lets_the_job_finish_with_one_warning(work):
     assert len(list((work / "orders_broken").glob("*.parquet"))) == 1
 
 
-def _tally_plans(event_log: Path) -> list[str]:
-    """The metrics node of each governed write, as the Spark event log shows its plan, in order."""
-    plans: list[str] = []
-    for log in sorted(event_log.rglob("events_*")):
-        for quoted in re.findall(r'"simpleString":("(?:[^"\\]|\\.)*")', log.read_text()):
-            plan = json.loads(quoted)
-            if plan.startswith("Tally dqgov_tally(RowTally(dqgov:") and plan not in plans:
-                plans.append(plan)
-    return plans
-
-
-def _tally_runners(event_log: Path) -> set[str]:
-    """The node that runs each governed write's metrics node, as the event log shows its plans: "WholeStageCodegen"
-    where the tally runs inside the stage's generated code."""
-    runners: set[str] = set()
+def _tally_nodes(event_log: Path) -> list[tuple[dict, dict]]:
+    """Each governed write's metrics node in the Spark event log's plans, in order, with the node that runs it."""
+    found: list[tuple[dict, dict]] = []
 
     def walk(node: dict, parent: dict | None) -> None:
         if node["simpleString"].startswith("Tally dqgov_tally(RowTally(dqgov:") and parent:
-            runners.add(parent["nodeName"].split(" (")[0])
+            found.append((node, parent))
         for child in node["children"]:
             walk(child, node)
 
@@ -444,7 +432,17 @@ def _tally_runners(event_log: Path) -> set[str]:
             event = json.loads(line)
             if "sparkPlanInfo" in event:
                 walk(event["sparkPlanInfo"], None)
-    return runners
+    return found
+
+
+def _tally_plans(event_log: Path) -> list[str]:
+    """The metrics node of each governed write, as the Spark event log shows its plan, in order."""
+    return list(dict.fromkeys(node["simpleString"] for node, _runner in _tally_nodes(event_log)))
+
+
+def _tally_runners(event_log: Path) -> set[str]:
+    """The nodes that run the metrics nodes: "WholeStageCodegen" where the tally runs inside the stage's code."""
+    return {runner["nodeName"].split(" (")[0] for _node, runner in _tally_nodes(event_log)}
 
 
 def _parity_run(spark, work, flags, events):

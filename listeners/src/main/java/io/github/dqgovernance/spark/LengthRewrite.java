@@ -29,14 +29,11 @@ final class LengthRewrite {
   private LengthRewrite() {}
 
   private static final TreeRule<Expression> RULE = TreeRule.<Expression>of(LengthRewrite::boundsTextLength, e -> {
-    BinaryComparison bound = (BinaryComparison) e;
-    boolean lengthLeft = bound.left() instanceof Length;
-    Expression text = ((Length) (lengthLeft ? bound.left() : bound.right())).child();
-    Expression bytes = lengthLeft ? bound.withNewChildren(pair(new OctetLength(text), bound.right()))
-        : bound.withNewChildren(pair(bound.left(), new OctetLength(text)));
+    Expression bytes = e.mapChildren(c -> c instanceof Length ? new OctetLength(((Length) c).child()) : c);
     // at least (more than) k characters needs at least (more than) k bytes; at most (fewer than) k bytes is enough
-    boolean atLeast = lengthLeft == (bound instanceof GreaterThan || bound instanceof GreaterThanOrEqual);
-    return atLeast ? new And(bytes, bound) : new Or(bytes, bound);
+    boolean atLeast = (((BinaryComparison) e).left() instanceof Length)
+        == (e instanceof GreaterThan || e instanceof GreaterThanOrEqual);
+    return atLeast ? new And(bytes, e) : new Or(bytes, e);
   });
 
   /** {@code expression} with its character-length bounds tried on byte lengths first. */
@@ -55,9 +52,5 @@ final class LengthRewrite {
     Expression other = length == bound.left() ? bound.right() : bound.left();
     return length instanceof Length && ((Length) length).child().dataType() instanceof StringType
         && other instanceof Literal;
-  }
-
-  private static scala.collection.immutable.Seq<Expression> pair(Expression left, Expression right) {
-    return scala.jdk.javaapi.CollectionConverters.asScala(java.util.List.of(left, right)).toList();
   }
 }
