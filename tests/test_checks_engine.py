@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 
 import pyspark
@@ -224,6 +225,68 @@ def test_split_storage_choice(spark):
         assert result.cached[0].storage == "packed"  # the test session has no listener
     finally:
         result.release()
+
+
+def test_rows_larger_than_free_storage_memory_are_kept_on_disk_alone(spark, tmp_path, caplog):
+    """Spark's estimate of the input above the free storage memory: DISK_ONLY, same answers; else the default.
+
+    The parquet input is 7 rows; `spark.sql.sources.fileCompressionFactor` (Spark's own scale for a file's
+    bytes, read when the files are listed) makes its estimate a million times its bytes on disk.
+    """
+    from pyspark.sql import functions as F
+
+    from dq_governance.checks.engine import evaluate
+
+    rows = [(1, 5.0), (1, 2.0), (2, -1.0), (3, 1.0), (None, 4.0), (4, None), (5, 0.0)]
+    spark.createDataFrame(rows, "id long, amount double").write.parquet(str(tmp_path / "orders"))
+    c = contract(ORDERS_FIELDS)
+    key = "spark.sql.sources.fileCompressionFactor"
+    previous = spark.conf.get(key, None)
+
+    def split(frame):
+        result = evaluate(frame, c)
+        kept = result.cached[-1]
+        level = kept.persisted.storageLevel
+        try:
+            counts = {r.name: r.failed_count for r in result.rules}
+            outputs = (sorted(map(tuple, result.valid_df.collect())), sorted(map(str, result.quarantine_df.collect())))
+            storage = spark.sparkContext._jsc.sc().getRDDStorageInfo()
+            kept_bytes = [(int(i.memSize()), int(i.diskSize())) for i in storage if i.numCachedPartitions() > 0]
+        finally:
+            result.release()
+        assert not spark.sparkContext._jsc.getPersistentRDDs()  # released: nothing stays
+        return (kept.on_disk, level.useMemory, level.useDisk), counts, outputs, kept_bytes
+
+    in_memory = split(spark.read.parquet(str(tmp_path / "orders")))
+    try:
+        spark.conf.set(key, "1000000")
+        huge = spark.read.parquet(str(tmp_path / "orders"))
+        with caplog.at_level("INFO", logger="dq_governance.checks.materialize"):
+            on_disk = split(huge)
+        joined = split(huge.join(spark.range(10).withColumnRenamed("id", "k"), F.col("id") == F.col("k"), "left")
+                       .drop("k"))
+    finally:
+        spark.conf.unset(key) if previous is None else spark.conf.set(key, previous)
+    assert in_memory[0] == (False, True, True)  # MEMORY_AND_DISK_DESER
+    assert on_disk[0] == (True, False, True)  # DISK_ONLY
+    assert joined[0] == (False, True, True)  # a join's estimate is the product of its sides: not trusted
+    # the same answers wherever the rows were kept
+    assert on_disk[1:3] == in_memory[1:3] == joined[1:3]
+    assert in_memory[1] == {"id_type": 0, "id_not_null": 1, "id_unique": 2, "amount_type": 0, "amount_range": 1,
+                            "undeclared_columns": None}
+    assert in_memory[2] == ([(3, 1.0), (4, None), (5, 0.0)], [
+        "Row(id=1, amount=2.0, _dq_errors=['id_unique'], _dq_warnings=[])",
+        "Row(id=1, amount=5.0, _dq_errors=['id_unique'], _dq_warnings=[])",
+        "Row(id=2, amount=-1.0, _dq_errors=['amount_range'], _dq_warnings=[])",
+        "Row(id=None, amount=4.0, _dq_errors=['id_not_null'], _dq_warnings=[])"])
+    # the kept rows: in memory, or on disk with nothing in memory
+    assert len(in_memory[3]) == 1 and in_memory[3][0][0] > 0 and in_memory[3][0][1] == 0
+    assert len(on_disk[3]) == 1 and on_disk[3][0][0] == 0 and on_disk[3][0][1] > 0
+    estimate = (huge._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()) >> 20
+    assert estimate > 1000  # a million times a file of about a kilobyte
+    logged = [r.getMessage() for r in caplog.records if "local disk" in r.getMessage()]
+    assert len(logged) == 1 and re.fullmatch(f"keeping the checked rows on local disk: Spark estimates the input at "
+                                              f"{estimate} MB, above the [0-9]+ MB of storage memory free", logged[0])
 
 
 def _count_jobs(spark, action) -> int:
