@@ -265,13 +265,17 @@ def test_rows_larger_than_free_storage_memory_are_kept_on_disk_alone(spark, tmp_
             on_disk = split(huge)
         joined = split(huge.join(spark.range(10).withColumnRenamed("id", "k"), F.col("id") == F.col("k"), "left")
                        .drop("k"))
+        # a source with no size (Spark's placeholder, the largest long, scaled down by the projection)
+        from_rdd = split(spark.createDataFrame(spark.sparkContext.parallelize(rows, 2), "id long, amount double")
+                         .where("id IS NULL OR id > 0").select("id", "amount"))
     finally:
         spark.conf.unset(key) if previous is None else spark.conf.set(key, previous)
     assert in_memory[0] == (False, True, True)  # MEMORY_AND_DISK_DESER
     assert on_disk[0] == (True, False, True)  # DISK_ONLY
     assert joined[0] == (False, True, True)  # a join's estimate is the product of its sides: not trusted
+    assert from_rdd[0] == (False, True, True)
     # the same answers wherever the rows were kept
-    assert on_disk[1:3] == in_memory[1:3] == joined[1:3]
+    assert on_disk[1:3] == in_memory[1:3] == joined[1:3] == from_rdd[1:3]
     assert in_memory[1] == {"id_type": 0, "id_not_null": 1, "id_unique": 2, "amount_type": 0, "amount_range": 1,
                             "undeclared_columns": None}
     assert in_memory[2] == ([(3, 1.0), (4, None), (5, 0.0)], [

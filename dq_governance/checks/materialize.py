@@ -108,8 +108,10 @@ def storage_level(source: DataFrame) -> StorageLevel:
     455 MB free). The estimate is a lower bound for a file source (its bytes on disk,
     compressed; `spark.sql.sources.fileCompressionFactor` scales it, as for Spark's own broadcast choices) and
     exact for a cached one. A join's estimate without table statistics is the product of its sides, not a size,
-    so a plan with a join keeps the default. So does a Spark Connect session (no driver JVM to ask), and any
-    failure to ask: the level only decides speed.
+    so a plan with a join keeps the default. So does a plan over a source that cannot say its size (a DataFrame
+    made from an RDD, JDBC): Spark gives it `spark.sql.defaultSizeInBytes` (the largest long), which a projection
+    then scales into a number that looks like a size. So does a Spark Connect session (no driver JVM to ask),
+    and any failure to ask: the level only decides speed.
     """
     from pyspark import StorageLevel
 
@@ -121,6 +123,10 @@ def storage_level(source: DataFrame) -> StorageLevel:
         plan = source._jdf.queryExecution().optimizedPlan()
         if plan.containsPattern(spark._jvm.org.apache.spark.sql.catalyst.trees.TreePattern.JOIN()):
             return default
+        unknown = int(spark._jsparkSession.sessionState().conf().defaultSizeInBytes())
+        leaves = plan.collectLeaves()
+        if any(int(leaves.apply(i).stats().sizeInBytes()) >= unknown for i in range(leaves.size())):
+            return default  # a source that cannot say its size (an RDD, JDBC): Spark's placeholder, scaled
         estimate = int(plan.stats().sizeInBytes())
         infos = spark.sparkContext._jsc.sc().statusTracker().getExecutorInfos()
         free = sum(int(i.totalOnHeapStorageMemory()) - int(i.usedOnHeapStorageMemory()) for i in infos)
