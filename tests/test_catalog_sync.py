@@ -425,6 +425,11 @@ def test_options_of_the_other_catalog_are_noted_as_ignored(tmp_path, capsys):
     assert main(["sync", "--catalog", "datahub", "--out", str(tmp_path), "--service", "x", "--database", "y",
                  SEED]) == 0
     assert "  note: --service, --database: not used by datahub; ignored\n" in capsys.readouterr().out
+    assert main(["sync", "--catalog", "datahub", "--out", str(tmp_path), "--create-tables", "--server-version", "1.9",
+                 SEED]) == 0
+    out = capsys.readouterr().out
+    assert "  note: --server-version applies to OpenMetadata only; ignored\n" in out
+    assert "  note: --create-tables applies to OpenMetadata only; ignored\n" in out
 
 
 # DataHub has defaults (spark, PROD) so it never failed; the same options and config keys set its URN.

@@ -99,6 +99,8 @@ def test_missing_contract_column_exits_2_naming_it(spark, repo, tmp_path, capsys
         (["--run-id", "not-a-uuid"], "is not a UUID"),
         (["--no-mask"], "add --i-know-this-publishes-unmasked-data"),
         (["--mode", "merge"], "--mode merge needs --merge-keys"),
+        (["--merge-keys", "pedido_id"], "--merge-keys only go with --mode merge (the target's mode is overwrite)"),
+        (["--sync-url", "http://om:8585"], "--sync-url and --sync-out go with --sync openmetadata|datahub"),
     ],
 )
 def test_bad_options_exit_2(spark, repo, tmp_path, capsys, extra, message):

@@ -407,3 +407,176 @@ def test_the_warning_is_placed_on_the_odcs_property(tmp_path):
     assert issue.message.startswith("email: masked with hmac but no `format`: `Ana@Example.com`")
     lines = path.read_text().splitlines()
     assert lines[issue.line - 1].strip() == "- name: email"
+
+
+# --------------------------------------------------------------------------- 6. options that would do nothing
+
+FIELDS = ("schema:\n  fields:\n    - {name: id, type: long}\n    - {name: code, type: string}\n"
+          "    - {name: ts, type: timestamp}\n")
+
+def _rule(text: str) -> str:
+    return f"quality:\n  rules:\n    - {text}\n"
+
+
+#: (the document's last lines, lint's (line, column, field, message)); each is also the load-time ContractError
+DOING_NOTHING = [
+    (_rule("{type: not_null, column: code, severity: warn, action: quarantine}"),
+     (10, 62, "quality.rules[0].action", "`action: quarantine` has no effect on a `severity: warn` rule, which "
+                                        "never invalidates a row nor blocks (use `severity: error`)")),
+    (_rule("{type: row_count, min: 1, action: drop}"),
+     (10, 41, "quality.rules[0].action", "`action: drop` routes rows, and a row_count rule measures the dataset "
+                                        "(use `action: fail` or `action: warn`)")),
+    (_rule("{type: sql, query: \"SELECT count(*) = 1 FROM _validation_df\", filter: \"code = 'x'\"}"),
+     (10, 77, "quality.rules[0].filter", "`filter` has no effect on a sql rule (put the condition in the query's "
+                                        "WHERE)")),
+    (_rule("{type: format, column: code, format: email, date_format: yyyy}"),
+     (10, 64, "quality.rules[0].date_format", "`date_format` has no effect with format email: it parses dates and "
+                                             "timestamps")),
+    (_rule("{type: length, column: code}"),
+     (10, 7, "quality.rules[0]", "length needs `min` or `max`")),
+    (_rule("{type: length, column: code, min: 5, max: 2}"),
+     (10, 41, "quality.rules[0].min", "length `min` 5 is above `max` 2: nothing can pass")),
+    (_rule("{type: row_count}"),
+     (10, 7, "quality.rules[0]", "row_count needs `min` or `max` (or `must_be` or `warn`)")),
+    (_rule("{type: volume, history_runs: 3, min_history: 10}"),
+     (10, 52, "quality.rules[0].min_history", "min_history 10 is above history_runs 3: the rule would never have "
+                                             "enough history")),
+    (_rule("{type: schema}"),
+     (10, 7, "quality.rules[0]", "schema needs `required_columns` or `column_types`")),
+    (_rule("{type: avg, columns: [id, code], must_be: '> 0'}"),
+     (10, 28, "quality.rules[0].columns", "avg takes exactly one column, got 2")),
+    (_rule("{type: reconcile, source: {table: src.t, format: csv}}"),
+     (10, 56, "quality.rules[0].source.format", "`format` has no effect with `table`: the table is read as the "
+                                               "catalog has it (give either `table`, or `path` with its `format`)")),
+    (_rule("{type: reconcile, source: {path: s.csv, column: id}}"),
+     (10, 55, "quality.rules[0].source.column", "`source.column` has no effect on a reconcile rule (name the "
+                                               "columns to compare in `sum_columns`)")),
+    ("service_level:\n  volume: {min_rows: 100, max_rows: 5}\n",
+     (9, 22, "service_level.volume.min_rows", "volume `min_rows` 100 is above `max_rows` 5: nothing can pass")),
+]
+
+
+@pytest.mark.parametrize(("tail", "expected"), DOING_NOTHING, ids=[e[1][2] + ":" + e[1][3][:20] for e in DOING_NOTHING])
+def test_an_option_that_would_do_nothing_is_refused_in_one_line(tmp_path, tail, expected):
+    path = write(tmp_path, HEAD + FIELDS + tail)
+    line, column, field, message = expected
+    assert [(i.line, i.column, i.field, i.message if not i.hint else f"{i.message} ({i.hint})")
+            for i in lint_path(path)] == [expected]
+    with pytest.raises(ContractError) as info:
+        load_contract(path)
+    assert str(info.value) == f"{path}:{line}:{column}: {field}: {message}"
+
+
+FIELD_OPTIONS = [
+    ({"name": "code", "type": "string", "date_format": "yyyy"},
+     "schema.fields[0].date_format", "`date_format` has no effect on a string field: it parses dates and "
+                                     "timestamps (declare `type: date` or `format: date`)"),
+    ({"name": "code", "type": "string", "masking": {"method": "hmac", "token": "X"}},
+     "schema.fields[0].masking.token", "`token` has no effect with method hmac (it is an option of redact)"),
+    ({"name": "v", "type": "double", "masking": {"method": "generalize", "bucket": 10, "granularity": "year"}},
+     "schema.fields[0].masking.bucket", "generalize takes one of `granularity`, `bucket`, `prefix_length`; got "
+                                        "`granularity`, `bucket`"),
+    ({"name": "zip", "type": "string", "masking": "generalize"},
+     "schema.fields[0].masking", "generalize on a string field needs `bucket` or `prefix_length` (e.g. masking: "
+                                 "{method: generalize, prefix_length: 5})"),
+    ({"name": "v", "type": "double", "exclusive_minimum": True},
+     "schema.fields[0].exclusive_minimum", "`exclusive_minimum` has no effect without `minimum`"),
+    ({"name": "v", "type": "double", "masking": {"method": "generalize", "bucket": 0}},
+     "schema.fields[0].masking.bucket", "input should be greater than 0"),
+]
+
+
+@pytest.mark.parametrize(("field", "where", "message"), FIELD_OPTIONS, ids=[f[1] for f in FIELD_OPTIONS])
+def test_a_field_option_that_would_do_nothing_is_refused(tmp_path, field, where, message):
+    path = write(tmp_path, yaml.safe_dump(doc(fields=[field]), sort_keys=False))
+    assert [(i.field, i.message if not i.hint else f"{i.message} ({i.hint})") for i in lint_path(path)] == [
+        (where, message)]
+
+
+def test_options_that_act_still_load():
+    loaded = Contract.model_validate(doc(fields=[
+        {"name": "d", "type": "string", "format": "date", "date_format": "dd/MM/yyyy"},
+        {"name": "born", "type": "string", "date_format": "dd/MM/yyyy", "masking": {"method": "generalize",
+                                                                                   "granularity": "year"}},
+        {"name": "ts", "type": "timestamp", "masking": "generalize"},
+        {"name": "v", "type": "double", "minimum": 0, "exclusive_minimum": True},
+    ], rules=[
+        {"type": "not_null", "column": "d", "severity": "warn", "action": "warn"},
+        {"type": "row_count", "min": 1, "action": "fail"},
+        {"type": "row_count", "must_be": ">= 1"},
+        {"type": "invalid_count", "column": "d", "valid_format": "date", "date_format": "dd/MM/yyyy", "must_be": "= 0"},
+        {"type": "reconcile", "source": {"path": "s.csv", "format": "csv"}, "sum_columns": ["v"]},
+        {"type": "expression", "expression": "v >= 0", "filter": "d IS NOT NULL"},
+    ], dataset={"name": "t", "format": "orc"}))
+    assert len(loaded.quality.rules) == 6
+
+
+def test_odcs_content_nothing_checks_is_a_warning_on_its_node(tmp_path):
+    odcs = yaml.safe_load((REPO / "contracts" / "orders.odcs.yaml").read_text())
+    props = odcs["schema"][0]["properties"]
+    props[0].setdefault("logicalTypeOptions", {})["multipleOf"] = 5
+    props[1]["quality"] = [{"metric": "invalidValues", "arguments": {"validValues": ["A"], "pattern": "^A$"},
+                            "mustBe": 0}, {"type": "text", "description": "prose is for readers"}]
+    odcs["schema"].append({"name": "order_lines", "physicalType": "table",
+                           "properties": [{"name": "line_id", "logicalType": "integer"}]})
+    path = write(tmp_path, yaml.safe_dump(odcs, sort_keys=False), "o.odcs.yaml")
+    found = [(i.severity, i.field, i.message) for i in lint_path(path)]
+    assert found == [
+        ("warning", "schema[0].properties[0].logicalTypeOptions.multipleOf",
+         f"logicalTypeOptions `multipleOf` of `{props[0]['name']}` is not checked: no rule measures it; kept for "
+         "export"),
+        ("warning", "schema[0].properties[1].quality[0]", "check `invalidValues` has no equivalent rule: kept for "
+                                                          "export, not evaluated"),
+        ("warning", "schema[1]", "schema object `order_lines` is not checked: a contract checks one dataset "
+                                 f"(`{odcs['schema'][0]['name']}`); kept for export"),
+    ]
+    lines = path.read_text().splitlines()
+    assert [lines[i.line - 1].strip() for i in lint_path(path)][-1] == "- name: order_lines"
+
+
+def test_odcs_pii_custom_property_reads_as_a_boolean():
+    odcs = yaml.safe_load((REPO / "contracts" / "orders.odcs.yaml").read_text())
+    prop = odcs["schema"][0]["properties"][1]
+    prop["customProperties"] = [c for c in prop.get("customProperties") or [] if c["property"] != "pii"] + [
+        {"property": "pii", "value": "false"}]
+    assert prop["name"] not in odcs_to_contract(odcs).pii_columns()
+    prop["customProperties"][-1]["value"] = "maybe"
+    with pytest.raises(Exception, match="pii"):
+        odcs_to_contract(odcs)
+
+
+def test_rule_types_name_spark_types_or_lint_warns(tmp_path):
+    path = write(tmp_path, HEAD + FIELDS + "quality:\n  rules:\n    - {type: type, column: code, data_type: integr}\n"
+                                          "    - {type: schema, column_types: {code: lnog}}\n")
+    assert [(i.severity, i.field, i.message, i.hint) for i in lint_path(path)] == [
+        ("warning", "quality.rules[0].data_type", "`integr` is not a Spark SQL type string", "did you mean `integer`?"),
+        ("warning", "quality.rules[1].column_types.code", "`lnog` is not a Spark SQL type string",
+         "did you mean `long`?"),
+    ]
+
+
+def test_dataset_format_is_one_the_reader_has():
+    from typing import get_args
+
+    from dq_governance.cli.inputs import INPUT_FORMATS
+    from dq_governance.contracts.model import DatasetFormat
+
+    assert set(get_args(DatasetFormat)) == set(INPUT_FORMATS)
+    with pytest.raises(Exception, match="format"):
+        Contract.model_validate(doc(dataset={"name": "t", "format": "csvv"}))
+
+
+def test_a_bad_odcs_custom_property_is_placed_on_its_value(tmp_path):
+    odcs = yaml.safe_load((REPO / "contracts" / "orders.odcs.yaml").read_text())
+    odcs["customProperties"] = [c for c in odcs.get("customProperties") or [] if c["property"] != "onFailure"] + [
+        {"property": "onFailure", "value": "explode"}]
+    path = write(tmp_path, yaml.safe_dump(odcs, sort_keys=False), "o.odcs.yaml")
+    (issue,) = lint_path(path)
+    index = len(odcs["customProperties"]) - 1
+    assert (issue.field, issue.message) == (
+        f"customProperties[{index}].value",
+        "input should be 'fail', 'block_publication', 'warn', 'skip' or 'quarantine'")
+    assert path.read_text().splitlines()[issue.line - 1].strip() == "value: explode"
+    with pytest.raises(ContractError) as info:
+        load_contract(path)
+    assert str(info.value) == f"{path}:{issue.line}:{issue.column}: {issue.field}: {issue.message}"

@@ -9,6 +9,7 @@ import hmac
 from decimal import Decimal
 
 import pytest
+from pydantic import ValidationError
 
 from dq_governance.contracts.model import Contract
 from dq_governance.errors import ConfigError
@@ -201,8 +202,14 @@ def test_generalize_cep_prefix(spark):
 
 
 def test_generalize_needs_an_option_for_text(spark):
-    with pytest.raises(ConfigError, match="column v: generalize needs"):
+    # a field declared as text: refused when the contract loads
+    with pytest.raises(ValidationError, match="generalize on a string field needs `bucket` or `prefix_length`"):
         column(spark, ["x"], {"method": "generalize"})
+    # a field whose type the contract leaves open: refused when the text column is masked
+    df = spark.createDataFrame([("x",)], "v string")
+    loose = contract({"name": "v", "masking": {"method": "generalize"}})
+    with pytest.raises(ConfigError, match="column v: generalize needs"):
+        apply_masks(df, loose, keys=KEY)
 
 
 # --------------------------------------------------------------------------- the frame

@@ -338,7 +338,7 @@ def test_rule_order_survives_property_and_schema_placement() -> None:
     rules = [
         {"type": "row_count", "must_be": ">= 1"},
         {"type": "missing_percent", "column": "email", "must_be": "<1%", "warn": "= 0", "filter": "status = 'PAGO'",
-         "action": "drop", "dimension": "integrity"},
+         "action": "fail", "dimension": "integrity"},
         {"type": "not_null", "columns": ["pedido_id", "cliente_id"], "severity": "warn"},
         {"type": "invalid_count", "column": "status", "valid_regex": "^[A-Z]+$", "must_be": "<= 2"},
     ]
@@ -353,7 +353,7 @@ def test_rule_order_survives_property_and_schema_placement() -> None:
         "name": "email_missing_percent", "metric": "nullValues", "unit": "percent", "mustBeLessThan": 1,
         "customProperties": [{"property": "thresholdText", "value": "<1%"}, {"property": "warn", "value": "= 0"},
                              {"property": "dimension", "value": "integrity"},
-                             {"property": "action", "value": "drop"},
+                             {"property": "action", "value": "fail"},
                              {"property": "filter", "value": "status = 'PAGO'"}]}]
     assert odcs_to_contract(exported) == changed
 

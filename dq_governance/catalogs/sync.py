@@ -105,8 +105,9 @@ def make_pusher(
         return OpenMetadataPusher(transport, report, server_version=server_version or om.server_version,
                                   create_tables=create_tables or bool(om.create_tables), workers=workers,
                                   naming=naming)
-    if server_version:
-        report.note("--server-version applies to OpenMetadata only; ignored")
+    for given, flag in ((server_version, "--server-version"), (create_tables, "--create-tables")):
+        if given:
+            report.note(f"{flag} applies to OpenMetadata only; ignored")
     return DataHubPusher(transport, report, batch=batch, workers=workers, naming=naming)
 
 

@@ -124,6 +124,8 @@ def check_command(
         raise ConfigError("--no-mask publishes PII unmasked; add --i-know-this-publishes-unmasked-data to confirm")
     if unmasked_ok and not no_mask:
         raise ConfigError("--i-know-this-publishes-unmasked-data only goes with --no-mask")
+    if (sync_url or sync_out) and not sync_catalog:
+        raise ConfigError("--sync-url and --sync-out go with --sync openmetadata|datahub")
     if contract_path and config_path:
         raise ConfigError("give the contract as CONTRACT or as --config, not both")
     contract_path = contract_path or config_path
@@ -276,6 +278,8 @@ def _target(contract: Any, seed: Any, output: str | None, output_format: str | N
     keys = keys or (list(configured.merge_keys) if configured else [])
     if mode == "merge" and not keys:
         raise ConfigError("--mode merge needs --merge-keys")
+    if keys and mode != "merge":
+        raise ConfigError(f"--merge-keys only go with --mode merge (the target's mode is {mode})")
     if mode == "merge" and fmt == "parquet":
         fmt = "delta"  # a merge needs Delta; say so in the summary rather than fail
     if fmt == "table":  # --output-format table: a catalog table written with saveAsTable

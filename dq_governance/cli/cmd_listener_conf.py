@@ -54,6 +54,9 @@ def listener_conf_command(contract: str, transport: str | None, jar: str | None,
 
     if (history or pipeline) and enforce is None:
         raise ConfigError("--history and --pipeline configure the session extension: add --enforce observe|block")
+    given = click.get_current_context().get_parameter_source("manifest")
+    if given is not click.core.ParameterSource.DEFAULT and not (enrich or enforce):
+        raise ConfigError("--manifest names the manifest of --enrich or --enforce: add one of them")
     loaded = _load(contract)
     enrich = enrich or enforce is not None
     # Build both forms before printing, so an error never leaves half an output behind.

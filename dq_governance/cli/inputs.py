@@ -7,14 +7,14 @@ from typing import Any
 
 from dq_governance.errors import ConfigError, InputDataError
 
-INPUT_FORMATS = ("csv", "parquet", "json", "delta", "table")
+INPUT_FORMATS = ("csv", "parquet", "json", "orc", "delta", "table")
 
 
 def guess_format(source: str, declared: str | None, *, is_table: bool) -> str:
     if is_table:
         return "table"
     suffix = Path(source).suffix.lower().lstrip(".")
-    if suffix in ("csv", "json", "parquet"):
+    if suffix in ("csv", "json", "parquet", "orc"):
         return suffix
     if suffix in ("jsonl", "ndjson"):
         return "json"
@@ -52,6 +52,7 @@ _READERS = {
     "table": _table,
     "delta": lambda spark, source: spark.read.format("delta").load(source),
     "parquet": lambda spark, source: spark.read.parquet(source),
+    "orc": lambda spark, source: spark.read.orc(source),
 }
 
 

@@ -64,7 +64,7 @@ def _issue(doc: SourceDocument, err: Any, root: type[BaseModel]) -> tuple[LintIs
     if kind == "union_tag_not_found":
         return doc.issue(path, "missing required key `type`", "a rule needs `type`, e.g. `not_null`",
                          at_key=True, field_path=(*path, "type")), None
-    message = _message(err)
+    message = message_of(err)
     if rest and rest[0] in ("int", "float"):  # `int | float`: one message for the number
         message = f"input should be a number, not {type(err.get('input')).__name__} {err.get('input')!r}"
     hint = None
@@ -80,6 +80,8 @@ def follow_loc(data: Any, loc: tuple[Any, ...]) -> tuple[DocPath, tuple[Any, ...
     path: list[Any] = []
     node = data
     for index, part in enumerate(loc):
+        if index and isinstance(loc[index - 1], int) and isinstance(node, dict) and node.get("type") == part:
+            continue  # a rule's discriminator tag, even where the rule also has a key of that name (`format`)
         if isinstance(node, dict) and part in node:
             path.append(part)
             node = node[part]
@@ -95,7 +97,8 @@ def follow_loc(data: Any, loc: tuple[Any, ...]) -> tuple[DocPath, tuple[Any, ...
     return tuple(path), ()
 
 
-def _message(err: Any) -> str:
+def message_of(err: Any) -> str:
+    """A pydantic error's message in contract terms (no "Value error, " prefix, lower-case start)."""
     msg = str(err["msg"])
     for prefix in ("Value error, ", "Assertion failed, "):
         if msg.startswith(prefix):

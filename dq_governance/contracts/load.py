@@ -24,8 +24,8 @@ from dq_governance.contracts.consistency import (
     range_bound_problems,
     unknown_rule_columns,
 )
-from dq_governance.contracts.diagnostics import did_you_mean, follow_loc, validation_issues
-from dq_governance.contracts.model import ROLE_SLOTS, Contract
+from dq_governance.contracts.diagnostics import did_you_mean, follow_loc, message_of, validation_issues
+from dq_governance.contracts.model import ROLE_SLOTS, RULE_TYPES, Contract
 from dq_governance.contracts.spark_types import is_spark_type
 from dq_governance.contracts.source import LintIssue, SourceDocument, format_path, parse_text, read_source
 from dq_governance.errors import ContractError
@@ -152,6 +152,7 @@ def _build_native(doc: SourceDocument) -> tuple[Contract | None, list[LintIssue]
     for path, problem in problems:
         issues.append(doc.issue(path, problem.message, problem.hint))
     issues += _type_warnings(doc, schema.get("fields"), ("schema", "fields"))
+    issues += _rule_type_warnings(doc, quality.get("rules"))
     issues += _seed_extension_issues(doc, data.get("extensions"))
     return contract, issues
 
@@ -181,6 +182,20 @@ def _type_warnings(doc: SourceDocument, fields: Any, prefix: tuple[Any, ...]) ->
     return out
 
 
+def _rule_type_warnings(doc: SourceDocument, rules: Any) -> list[LintIssue]:
+    """The Spark types a `type` rule (`data_type`) or a `schema` rule (`column_types`) names: as a field's `type`."""
+    named: list[tuple[tuple[Any, ...], Any]] = []
+    for index, rule in enumerate(rules if isinstance(rules, list) else []):
+        if isinstance(rule, dict) and rule.get("type") == "type":
+            named.append((("quality", "rules", index, "data_type"), rule.get("data_type")))
+        elif isinstance(rule, dict) and rule.get("type") == "schema" and isinstance(rule.get("column_types"), dict):
+            named += [(("quality", "rules", index, "column_types", column), kind)
+                      for column, kind in rule["column_types"].items()]
+    return [doc.issue(path, f"`{kind}` is not a Spark SQL type string", did_you_mean(kind.lower(), _TYPE_WORDS),
+                      severity="warning")
+            for path, kind in named if isinstance(kind, str) and not is_spark_type(kind)]
+
+
 def _converted_issues(doc: SourceDocument, exc: Exception, what: str,
                       rename: dict[str, str] | None = None) -> list[LintIssue]:
     """Errors raised while converting another format: on the node they name, else at the file's start.
@@ -189,8 +204,13 @@ def _converted_issues(doc: SourceDocument, exc: Exception, what: str,
     """
     line, column = doc.position(())
     if isinstance(exc, ValidationError):
-        return [LintIssue(doc.file, line, column, format_path(tuple(e["loc"])),
-                          f"{e['msg']} (in the contract converted from {what})") for e in exc.errors()]
+        issues = []
+        for e in exc.errors():
+            found = _source_node(doc, tuple(e["loc"]), e.get("input")) if what == "ODCS" else ()
+            message = message_of(e) if found else f"{e['msg']} (in the contract converted from {what})"
+            issues.append(doc.issue(found, message) if found else
+                          LintIssue(doc.file, line, column, format_path(tuple(e["loc"])), message))
+        return issues
     if isinstance(exc, ContractError):
         loc = exc.location
         path = _doc_path(exc.field)
@@ -206,6 +226,26 @@ def _converted_issues(doc: SourceDocument, exc: Exception, what: str,
     return [LintIssue(doc.file, line, column, "", f"cannot convert {what}: {exc}")]
 
 
+#: a converted contract's key -> the ODCS custom property it came from (native spelling otherwise camelCased)
+_CUSTOM_PROPERTIES = {"method": "masking", "on_failure": "onFailure", "minimum_valid_ratio": "minimumValidRatio"}
+
+
+def _source_node(doc: SourceDocument, loc: tuple[Any, ...], value: Any) -> tuple[Any, ...]:
+    """The ODCS custom property an invalid value of the converted contract came from (within its property when
+    the value is a field's), or () when none holds that value."""
+    keys = [k for k in loc if isinstance(k, str) and k not in RULE_TYPES]
+    if not keys or isinstance(value, (dict, list)):
+        return ()
+    names = {_CUSTOM_PROPERTIES.get(keys[-1], keys[-1])}
+    within = _odcs_path(doc, loc) if loc and loc[0] == "schema" else ()
+    scope, _rest = follow_loc(doc.data, within)
+    node: Any = doc.data
+    for step in scope:
+        node = node[step]
+    found = _node_path(node, lambda n: isinstance(n, dict) and n.get("property") in names and n.get("value") == value)
+    return (*scope, *found, "value") if found else ()
+
+
 def _doc_path(dotted: str | None) -> tuple[Any, ...]:
     """`3.check.function` as the path (3, 'check', 'function')."""
     if not dotted:
@@ -214,15 +254,54 @@ def _doc_path(dotted: str | None) -> tuple[Any, ...]:
 
 
 def _build_odcs(doc: SourceDocument) -> tuple[Contract | None, list[LintIssue]]:
-    from dq_governance.contracts.odcs import odcs_issues, odcs_to_contract
+    from dq_governance.contracts.odcs import odcs_issues, odcs_to_native
 
     issues = [_schema_issue(doc, tuple(path), message) for path, message in odcs_issues(doc.data)]
     if issues:
         return None, issues
-    try:
-        return odcs_to_contract(doc.data), []
+    try:  # validated here, not by odcs_to_contract, so a bad value is placed on the ODCS node it came from
+        contract = Contract.model_validate(odcs_to_native(doc.data))
     except (ContractError, ValidationError, ValueError, KeyError, TypeError) as exc:
         return None, _converted_issues(doc, exc, "ODCS")
+    return contract, _odcs_unchecked(doc, contract)
+
+
+def _odcs_unchecked(doc: SourceDocument, contract: Contract) -> list[LintIssue]:
+    """What the ODCS import keeps for export but nothing checks: one warning each, on its node."""
+    kept = contract.extensions.get("odcs") or {}
+    out = [doc.issue(_node_path(doc.data, lambda n, o=obj: n == o), f"schema object `{obj.get('name')}` is not checked: a contract "
+                     f"checks one dataset (`{contract.dataset.name}`); kept for export", severity="warning")
+           for obj in kept.get("objects") or [] if isinstance(obj, dict)]
+    for raw in kept.get("checks") or []:
+        check = raw.get("check") if isinstance(raw, dict) else None
+        if not isinstance(check, dict) or check.get("type") == "text":  # prose, for readers
+            continue
+        what = check.get("metric") or check.get("rule") or check.get("engine") or check.get("type") or "check"
+        out.append(doc.issue(_node_path(doc.data, lambda n, c=check: n == c), f"check `{what}` has no equivalent rule: kept for export, "
+                             "not evaluated", severity="warning"))
+    for name, extra in (kept.get("properties") or {}).items():
+        options = extra.get("logicalTypeOptions") if isinstance(extra, dict) else None
+        for key in options if isinstance(options, dict) else ():
+            leaf = str(name).rsplit(".", 1)[-1]
+            node = _node_path(doc.data, lambda n, k=key, leaf=leaf: isinstance(n, dict) and n.get("name") == leaf
+                              and isinstance(n.get("logicalTypeOptions"), dict) and k in n["logicalTypeOptions"])
+            out.append(doc.issue((*node, "logicalTypeOptions", key) if node else (), f"logicalTypeOptions `{key}` of "
+                                 f"`{name}` is not checked: no rule measures it; kept for export", severity="warning"))
+    return out
+
+
+def _node_path(data: Any, match: Callable[[Any], bool]) -> tuple[Any, ...]:
+    """The path of the first node (breadth first) that `match` accepts; () if none."""
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), data)]
+    while stack:
+        path, node = stack.pop(0)
+        if match(node):
+            return path
+        if isinstance(node, dict):
+            stack += [((*path, k), v) for k, v in node.items()]
+        elif isinstance(node, list):
+            stack += [((*path, i), v) for i, v in enumerate(node)]
+    return ()
 
 
 _UNEXPECTED = re.compile(r"\('([^']+)' was unexpected\)")

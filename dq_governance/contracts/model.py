@@ -38,9 +38,18 @@ Dimension = Literal["completeness", "uniqueness", "validity", "consistency", "ti
 Number = Union[int, float]
 #: a `minimum` / `maximum` / range bound: a number, or a date / timestamp (ISO text or a YAML date) for date fields
 Bound = Union[int, float, _dt.datetime, _dt.date]
+#: logical types (and formats) that `date_format` parses
+_TEMPORAL_TYPES = ("date", "timestamp")
+#: the formats a dataset is read as (dq_governance.cli.inputs has a reader for each)
+DatasetFormat = Literal["csv", "parquet", "json", "orc", "delta", "table"]
 FORMATS = ("email", "uuid", "url", "ipv4", "date", "timestamp", "cpf", "cnpj", "phone")
 FormatName = Literal["email", "uuid", "url", "ipv4", "date", "timestamp", "cpf", "cnpj", "phone"]
 MaskingMethod = Literal["hmac", "partial", "redact", "null", "generalize", "tokenize", "none"]
+
+
+def _refusal(path: tuple[Any, ...], message: str, hint: str = "") -> PydanticCustomError:
+    """A cross-field problem placed on `path` (relative to the model raising it), for lint and the loader."""
+    return PydanticCustomError("contract_consistency", "{message}", {"message": message, "path": path, "hint": hint})
 
 
 class _Strict(BaseModel):
@@ -82,7 +91,7 @@ class DatasetInfo(_Strict):
     classification: str | None = None
     path: str | None = None  # a file path or glob the dataset lives at
     table: str | None = None  # a catalog table name
-    format: str | None = None  # parquet, csv, json, delta
+    format: DatasetFormat | None = None  # how `dqgov check` reads the dataset when the path does not say
     tags: list[str] = Field(default_factory=list)
     catalog: dict[str, str] = Field(default_factory=dict)  # hints for catalog names: CATALOG_HINTS
 
@@ -103,6 +112,13 @@ class DatasetInfo(_Strict):
 # --------------------------------------------------------------------------- schema
 
 
+#: the options each masking method reads; any other option given with it is refused
+MASKING_OPTIONS: dict[str, tuple[str, ...]] = {
+    "hmac": ("encoding",), "partial": ("show_last", "domain_only"), "redact": ("token",),
+    "generalize": ("granularity", "bucket", "prefix_length"), "tokenize": (), "null": (), "none": (),
+}  # fmt: skip
+
+
 class MaskingSpec(_Strict):
     method: MaskingMethod
     encoding: Literal["hex", "base64"] | None = None  # hmac
@@ -110,8 +126,21 @@ class MaskingSpec(_Strict):
     domain_only: bool | None = None  # partial, email
     token: str | None = None  # redact
     granularity: Literal["year", "month"] | None = None  # generalize dates
-    bucket: Number | None = None  # generalize numbers
+    bucket: Number | None = Field(default=None, gt=0)  # generalize numbers
     prefix_length: int | None = Field(default=None, ge=0)  # generalize zip / CEP
+
+    @model_validator(mode="after")
+    def _options_of_the_method(self) -> MaskingSpec:
+        given = [name for name in type(self).model_fields if name != "method" and getattr(self, name) is not None]
+        for name in given:
+            if name not in MASKING_OPTIONS[self.method]:
+                readers = [m for m, options in MASKING_OPTIONS.items() if name in options]
+                raise _refusal((name,), f"`{name}` has no effect with method {self.method} (it is an option of "
+                                        f"{' and '.join(readers)})")
+        if self.method == "generalize" and len(given) > 1:
+            raise _refusal((given[1],), f"generalize takes one of `granularity`, `bucket`, `prefix_length`; "
+                                        f"got {', '.join(f'`{g}`' for g in given)}")
+        return self
 
 
 class FieldSpec(_Strict):
@@ -164,6 +193,25 @@ class FieldSpec(_Strict):
             raise PydanticCustomError("contract_consistency", "{message}", {
                 "message": f"minimum {bound_text(low)} is above maximum {bound_text(high)}", "path": ("minimum",),
                 "hint": ""})
+        for flag, bound in (("exclusive_minimum", "minimum"), ("exclusive_maximum", "maximum")):
+            if getattr(self, flag) and getattr(self, bound) is None:
+                raise _refusal((flag,), f"`{flag}` has no effect without `{bound}`")
+        return self
+
+    @model_validator(mode="after")
+    def _options_act(self) -> FieldSpec:
+        # Options the field's type gives nothing to act on would be ignored without a word (issue: nothing silent).
+        temporal = logical_type(self.type) in _TEMPORAL_TYPES or self.format in _TEMPORAL_TYPES
+        mask = self.masking
+        by_date = mask is not None and mask.method == "generalize" and mask.bucket is None and mask.prefix_length is None
+        if self.date_format is not None and not (temporal or by_date):
+            raise _refusal(("date_format",), f"`date_format` has no effect on a {self.type} field: it parses "
+                                             "dates and timestamps", "declare `type: date` or `format: date`")
+        # generalize without an option truncates dates; on a field declared another type it has nothing to do
+        if (by_date and mask is not None and mask.granularity is None and "type" in self.model_fields_set
+                and not temporal):
+            raise _refusal(("masking",), f"generalize on a {self.type} field needs `bucket` or `prefix_length`",
+                           "e.g. masking: {method: generalize, prefix_length: 5}")
         return self
 
 
@@ -209,6 +257,11 @@ class Freshness(_Strict):
 class Volume(_Strict):
     min_rows: int | None = Field(default=None, ge=0)
     max_rows: int | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _in_order(self) -> Volume:
+        _check_bounds(self.min_rows, self.max_rows, "volume", required=False, names=("min_rows", "max_rows"))
+        return self
 
 
 class ServiceLevel(_Strict):
@@ -262,6 +315,8 @@ class _RuleBase(_Strict):
 
     #: row rules give a violation condition per row; dataset rules give one metric
     level: ClassVar[str] = "dataset"
+    #: whether the engine scopes this rule by `filter` (a query, the schema and column names have no rows to scope)
+    filterable: ClassVar[bool] = True
 
     @field_validator("filter")
     @classmethod
@@ -269,6 +324,20 @@ class _RuleBase(_Strict):
         if value is not None:
             _refuse_aggregate(value, "filter")
         return value
+
+    @model_validator(mode="after")
+    def _options_act(self) -> _RuleBase:
+        kind = getattr(self, "type", "")
+        if self.filter is not None and not self.filterable:
+            raise _refusal(("filter",), f"`filter` has no effect on a {kind} rule",
+                           "put the condition in the query's WHERE" if kind == "sql" else "")
+        if self.severity == "warn" and self.action in ("drop", "quarantine", "fail"):
+            raise _refusal(("action",), f"`action: {self.action}` has no effect on a `severity: warn` rule, which "
+                                        "never invalidates a row nor blocks", "use `severity: error`")
+        if self.action in ("drop", "quarantine") and self.level != "row":
+            raise _refusal(("action",), f"`action: {self.action}` routes rows, and a {kind} rule measures the "
+                                        "dataset", "use `action: fail` or `action: warn`")
+        return self
 
     @property
     def target_columns(self) -> list[str]:
@@ -385,6 +454,11 @@ class FormatRule(_RuleBase):
     format: FormatName
     date_format: str | None = None
 
+    @model_validator(mode="after")
+    def _date_format_acts(self) -> FormatRule:
+        _check_date_format(self.date_format, self.format in _TEMPORAL_TYPES, f"format {self.format}")
+        return self
+
 
 class LengthRule(_RuleBase):
     type: Literal["length"]
@@ -392,6 +466,11 @@ class LengthRule(_RuleBase):
     column: str
     min: int | None = Field(default=None, ge=0)
     max: int | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _bounds(self) -> LengthRule:
+        _check_bounds(self.min, self.max, "length")
+        return self
 
 
 class TypeRule(_RuleBase):
@@ -402,6 +481,11 @@ class TypeRule(_RuleBase):
     column: str
     data_type: str
     date_format: str | None = None
+
+    @model_validator(mode="after")
+    def _date_format_acts(self) -> TypeRule:
+        _check_date_format(self.date_format, logical_type(self.data_type) in _TEMPORAL_TYPES, self.data_type)
+        return self
 
 
 class ExpressionRule(_RuleBase):
@@ -429,6 +513,10 @@ class ReferenceSpec(_Strict):
     def _where(self) -> ReferenceSpec:
         if not (self.path or self.table):
             raise ValueError("reference needs `path` or `table`")
+        if self.table and (self.path or self.format):
+            extra = "path" if self.path else "format"
+            raise _refusal((extra,), f"`{extra}` has no effect with `table`: the table is read as the catalog "
+                                     "has it", "give either `table`, or `path` with its `format`")
         return self
 
 
@@ -442,6 +530,14 @@ class RowCountRule(_ThresholdMixin, _RuleBase):
     type: Literal["row_count"]
     min: int | None = Field(default=None, ge=0)
     max: int | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _bounds(self) -> RowCountRule:
+        if self.warn is None and self.must_be is None:
+            _check_bounds(self.min, self.max, "row_count", also="`must_be` or `warn`")
+        else:
+            _check_bounds(self.min, self.max, "row_count", required=False)
+        return self
 
 
 class _MetricRule(_ThresholdMixin, _ColumnsRule):
@@ -477,6 +573,9 @@ class InvalidRule(_MetricRule):
         given = [x for x in (self.valid_format, self.valid_values, self.valid_regex) if x is not None]
         if len(given) != 1:
             raise ValueError("needs exactly one of `valid_format`, `valid_values`, `valid_regex`")
+        _check_one_column(self)
+        _check_date_format(self.date_format, self.valid_format in _TEMPORAL_TYPES,
+                           f"valid_format {self.valid_format}" if self.valid_format else "valid_values or valid_regex")
         return self
 
 
@@ -486,6 +585,11 @@ class DuplicateRule(_MetricRule):
 
 class AggregateRule(_MetricRule):
     type: Literal["avg", "sum", "min", "max", "stddev"]
+
+    @model_validator(mode="after")
+    def _one(self) -> AggregateRule:
+        _check_one_column(self)
+        return self
 
 
 class FreshnessRule(_ThresholdMixin, _RuleBase):
@@ -502,14 +606,22 @@ class FreshnessRule(_ThresholdMixin, _RuleBase):
 
 class SchemaRule(_RuleBase):
     type: Literal["schema"]
+    filterable: ClassVar[bool] = False
     required_columns: list[str] = Field(default_factory=list)
     column_types: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _checks_something(self) -> SchemaRule:
+        if not self.required_columns and not self.column_types:
+            raise ValueError("schema needs `required_columns` or `column_types`")
+        return self
 
 
 class SqlRule(_RuleBase):
     """A query over the view `_validation_df` returning one boolean: true passes."""
 
     type: Literal["sql"]
+    filterable: ClassVar[bool] = False
     query: str
     error_message: str | None = None
 
@@ -531,6 +643,18 @@ class ReconcileRule(_RuleBase):
     compare_count: bool = True
     tolerance: Number = 0
 
+    @model_validator(mode="after")
+    def _source_is_whole(self) -> ReconcileRule:
+        # a reference's key columns are a foreign key's; a reconcile compares the whole source
+        for key in ("column", "columns"):
+            if getattr(self.source, key) is not None:
+                raise _refusal(("source", key), f"`source.{key}` has no effect on a reconcile rule",
+                               "name the columns to compare in `sum_columns`")
+        if not self.compare_count and not self.sum_columns:
+            raise _refusal(("compare_count",), "a reconcile rule with `compare_count: false` and no `sum_columns` "
+                                               "compares nothing")
+        return self
+
 
 class VolumeRule(_ThresholdMixin, _RuleBase):
     """Row count against the run history: median and MAD of the last `history_runs` runs."""
@@ -543,11 +667,20 @@ class VolumeRule(_ThresholdMixin, _RuleBase):
     min_rows: int | None = Field(default=None, ge=0)
     max_rows: int | None = Field(default=None, ge=0)
 
+    @model_validator(mode="after")
+    def _windows(self) -> VolumeRule:
+        _check_bounds(self.min_rows, self.max_rows, "volume", required=False, names=("min_rows", "max_rows"))
+        if self.min_history > self.history_runs:
+            raise _refusal(("min_history",), f"min_history {self.min_history} is above history_runs "
+                                             f"{self.history_runs}: the rule would never have enough history")
+        return self
+
 
 class SchemaDriftRule(_ThresholdMixin, _RuleBase):
     """Columns added, removed or retyped since the pipeline's last run; the metric is the change count."""
 
     type: Literal["schema_drift"]
+    filterable: ClassVar[bool] = False
     ignore_added: bool = False  # additive changes are compatible for most readers
 
 
@@ -555,6 +688,7 @@ class PiiUndeclaredRule(_RuleBase):
     """Columns whose values or names look like PII but are not declared `pii: true`; the metric is their count."""
 
     type: Literal["pii_undeclared"]
+    filterable: ClassVar[bool] = False
     min_confidence: float = Field(default=0.8, gt=0, le=1)
     sample: int = Field(default=10_000, ge=1)  # rows scanned (deterministic sample)
     ignore: list[str] = Field(default_factory=list)  # columns known not to be PII despite their look
@@ -568,6 +702,7 @@ class UndeclaredColumnsRule(_RuleBase):
     """
 
     type: Literal["undeclared_columns"]
+    filterable: ClassVar[bool] = False
     policy: UndeclaredPolicy = "drop"
 
 
@@ -851,7 +986,9 @@ def _named(rules: list[Any]) -> list[Any]:
 
 def _field_rules(path: str, spec: FieldSpec) -> list[Any]:
     """Rules a field's shorthands stand for, in a fixed order."""
-    out: list[Any] = [TypeRule(type="type", column=path, data_type=spec.type, date_format=spec.date_format,
+    # a field's date_format goes to the rules that parse dates (a text field's `format: date`, not its type rule)
+    type_format = spec.date_format if logical_type(spec.type) in _TEMPORAL_TYPES else None
+    out: list[Any] = [TypeRule(type="type", column=path, data_type=spec.type, date_format=type_format,
                                dimension="validity", name=f"{path}_type")]
     if spec.required or spec.primary_key:
         out.append(NotNullRule(type="not_null", column=path, dimension="completeness", name=f"{path}_not_null"))
@@ -872,7 +1009,8 @@ def _field_rules(path: str, spec: FieldSpec) -> list[Any]:
                              name=f"{path}_regex"))
     if spec.format is not None and not (spec.format in ("date", "timestamp") and spec.type in ("date", "timestamp")):
         # A `date` field with `format: date` is already covered by its type rule.
-        out.append(FormatRule(type="format", column=path, format=spec.format, date_format=spec.date_format,
+        out.append(FormatRule(type="format", column=path, format=spec.format,
+                              date_format=spec.date_format if spec.format in _TEMPORAL_TYPES else None,
                               dimension="validity", name=f"{path}_format"))
     return out
 
@@ -1024,6 +1162,29 @@ def _compile_regex(pattern: str) -> None:
         re.compile(pattern)
     except re.error as exc:
         raise ValueError(f"invalid regex {pattern!r}: {exc}") from None
+
+
+def _check_bounds(low: int | None, high: int | None, what: str, *, required: bool = True, also: str = "",
+                  names: tuple[str, str] = ("min", "max")) -> None:
+    """A rule's integer bounds: at least one given (when `required`), and in order."""
+    if required and low is None and high is None:
+        raise ValueError(f"{what} needs `{names[0]}` or `{names[1]}`" + (f" (or {also})" if also else ""))
+    if low is not None and high is not None and low > high:
+        raise _refusal((names[0],), f"{what} `{names[0]}` {low} is above `{names[1]}` {high}: nothing can pass")
+
+
+def _check_date_format(date_format: str | None, temporal: bool, what: str) -> None:
+    """`date_format` parses dates and timestamps: given where nothing parses one, it would be ignored."""
+    if date_format is not None and not temporal:
+        raise _refusal(("date_format",), f"`date_format` has no effect with {what}: it parses dates and timestamps")
+
+
+def _check_one_column(rule: Any) -> None:
+    """Metric types that measure one column (avg, invalid_count, ...) refuse a list of several."""
+    columns = rule.target_columns
+    if len(columns) != 1:
+        raise _refusal(("columns",) if rule.columns else ("column",),
+                       f"{rule.type} takes exactly one column, got {len(columns)}")
 
 
 def _raise_first(problems: list[Any], prefix: tuple[Any, ...]) -> None:

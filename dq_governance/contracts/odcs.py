@@ -764,11 +764,16 @@ def odcs_to_contract(doc: Any) -> Contract:
         path, message = issues[0]
         raise ContractError(message, field=".".join(str(p) for p in path) or None)
     try:
-        return Contract.model_validate(_Importer(_plain(doc)).run())
+        return Contract.model_validate(odcs_to_native(doc))
     except ValidationError as exc:
         error = exc.errors()[0]
         field = ".".join(str(p) for p in error["loc"])
         raise ContractError(f"{error['msg']} (in the contract converted from ODCS)", field=field) from None
+
+
+def odcs_to_native(doc: Any) -> dict[str, Any]:
+    """An ODCS v3.x document (already schema-valid) as a native contract document, not yet validated."""
+    return _Importer(_plain(doc)).run()
 
 
 class _Importer:
@@ -967,7 +972,7 @@ class _Importer:
             extra["logicalTypeOptions"] = options
         found, pii = _cp_get(cps, "pii")
         if found:
-            spec["pii"] = bool(pii)
+            spec["pii"] = pii  # the model reads it as a boolean (`"false"` is false) or refuses it
         found, masking = _cp_get(cps, "masking")
         if found:
             spec["masking"] = masking
