@@ -265,8 +265,8 @@ def suggest(col: ColumnProfile) -> list[Suggestion]:
         out.append(Suggestion("allowed_values", list(col.values),
                               f"{col.distinct} distinct values in {n}; every value seen repeats on average "
                               f"{n / col.distinct:.1f} times"))
-    if kind not in ("string", "boolean", "date", "timestamp") and not unique and col.quantiles:
-        out.extend(_range(col))
+    if kind not in ("string", "boolean", "date", "timestamp") and not unique and col.quantiles and pii is None:
+        out.extend(_range(col))  # its evidence quotes values (min, max, p1, p99): never for a PII column
     if fmt is not None:
         out.append(fmt)
     elif kind == "string" and not any(s.key == "allowed_values" for s in out) and col.shapes == 1 and col.shape and n > 1 and not pii:

@@ -13,7 +13,8 @@ Exactly once, for retries of a batch id (Spark replays the last uncommitted batc
 
 Uniqueness: within a batch it is exact (the engine's unique rules). Across batches it needs state:
 - `key_table=PATH`: the keys of every published row, one parquet partition per batch
-  (`PATH/<rule>/_dq_batch_id=<id>`), are the state. Each batch's rows whose key was published by an
+  (`PATH/<rule>/_dq_batch_id=<id>`), are the state. A key with a PII column is stored as its keyed HMAC
+  (the contract's masking key, normalised by the field's `format`), never as read. Each batch's rows whose key was published by an
   earlier batch fail the rule `<rule>_across_batches` and go to quarantine. The table grows with the
   number of distinct keys; prune old partitions to bound it (keys older than that are forgotten).
 - or bound the state by event time before calling: `stream_df.withWatermark("ts", "1 day")
@@ -43,6 +44,7 @@ from typing import Any
 import attr
 from openlineage.client.generated.base import RunFacet
 
+from dq_governance.checks.disclosure import touches_pii
 from dq_governance.lineage.emit import LineageEmitter
 from dq_governance.session import is_connect, mark, path_exists
 
@@ -223,6 +225,8 @@ class _BatchChecker:
         self.quarantine = Output(quarantine, "parquet", "replace_partitions", partition_by=[policy.RUN_ID_COL])
         self.unique_keys = [(rule.name, list(rule.target_columns)) for rule in contract.rules()
                             if rule.type == "unique" and not rule.filter]
+        # keys that hold PII are remembered as their keyed HMAC, never as read
+        self.pii_keys = {name for name, columns in self.unique_keys if touches_pii(columns, contract.pii_columns())}
         self.handle: StreamCheck | None = None
 
     def marker(self, batch_id: int) -> str:
@@ -299,9 +303,14 @@ class _BatchChecker:
             aliases = [f"__dq_seen{index}_{j}" for j in range(len(columns))]
             known = known.select(*[F.col(f"`{c}`").alias(a) for c, a in zip(columns, aliases)]).withColumn(
                 f"{SEEN_PREFIX}{index}", F.lit(True))
+            probes = {c: f"__dq_probe{index}_{j}" for j, c in enumerate(columns)}
+            if name in self.pii_keys:  # the table holds pseudonyms: compare the batch's keys as the same
+                df = self._pseudonyms(df, probes)
+            else:
+                df = df.select("*", *[F.col(f"`{c}`").cast("string").alias(p) for c, p in probes.items()])
             condition = reduce(lambda a, b: a & b, [
-                F.col(f"`{c}`").cast("string") == F.col(a).cast("string") for c, a in zip(columns, aliases)])
-            df = df.join(F.broadcast(known), on=condition, how="left").drop(*aliases)
+                F.col(p) == F.col(a).cast("string") for p, a in zip(probes.values(), aliases)])
+            df = df.join(F.broadcast(known), on=condition, how="left").drop(*aliases, *probes.values())
             rules.append(ExpressionRule(type="expression", name=f"{name}_across_batches",
                                         expression=f"`{SEEN_PREFIX}{index}` IS NULL", dimension="uniqueness",
                                         description=f"key ({', '.join(columns)}) not published by an earlier batch"))
@@ -318,9 +327,20 @@ class _BatchChecker:
         from dq_governance.publish.writer import replace_partitions
 
         for name, columns in self.unique_keys:
-            keys = result.valid_df.select(*[F.col(f"`{c}`").cast("string").alias(c) for c in columns]).distinct()
+            keys = result.valid_df.select(*[F.col(f"`{c}`") for c in columns])
+            if name in self.pii_keys:
+                probes = {c: f"__dq_probe_{j}" for j, c in enumerate(columns)}
+                keys = self._pseudonyms(keys, probes).select(*[F.col(p).alias(c) for c, p in probes.items()])
+            keys = keys.select(*[F.col(f"`{c}`").cast("string").alias(c) for c in columns]).distinct()
             keys = keys.withColumn(BATCH_COL, F.lit(int(batch_id)).cast("long"))
             replace_partitions(keys.coalesce(1), self._keys_dir(name), [BATCH_COL], run_id=f"keys{int(batch_id)}")
+
+    def _pseudonyms(self, df: Any, columns: dict[str, str]) -> Any:
+        """`df` plus each key column's keyed HMAC under its alias (the contract's masking key)."""
+        from dq_governance.masking.apply import with_pseudonyms
+
+        base = Path(self.location).resolve().parent if self.location else None
+        return with_pseudonyms(df, columns, self.contract, base_dir=base)
 
     def _record(self, spark: Any, batch_id: int, result: Any, *, skipped: bool = False,
                 outputs: list[dict[str, Any]] | None = None) -> None:

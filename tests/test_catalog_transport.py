@@ -114,6 +114,41 @@ def test_token_from_env_or_file(tmp_path):
         load_token("DQGOV_DATAHUB_TOKEN", {"DQGOV_DATAHUB_TOKEN_FILE": str(tmp_path / "missing")})
 
 
+@responses.activate
+def test_a_token_the_server_echoes_across_the_message_cut_is_still_hidden():
+    # the message is cut at 300 characters: redacted first, so a token the cut would shorten never survives
+    # both put the token's first 7 characters before the cut
+    responses.get(URL, status=401, json={"message": "x" * 262 + f" invalid Authorization 'Bearer {TOKEN}'"})
+    responses.get(URL, status=403, body="y" * 285 + f" Bearer {TOKEN}")
+    for _ in range(2):
+        with pytest.raises(CatalogError) as info:
+            make([]).request("GET", "/api/v1/tables/name/svc.db.sch.orders", entity="table x")
+        assert TOKEN[:5] not in str(info.value) and "Bearer ***" in str(info.value)
+
+
+def test_a_token_with_a_second_line_is_refused_without_showing_it(tmp_path):
+    token_file = tmp_path / "token"
+    token_file.write_text(f"{TOKEN}\n# rotated 2026-01\n")
+    with pytest.raises(ConfigError) as info:
+        load_token("DQGOV_DATAHUB_TOKEN", {"DQGOV_DATAHUB_TOKEN_FILE": str(token_file)})
+    assert str(info.value) == (f"DQGOV_DATAHUB_TOKEN_FILE ({token_file}): the token holds whitespace or control "
+                               "characters (a second line?); give the token alone")
+    with pytest.raises(ConfigError, match="^DQGOV_DATAHUB_TOKEN: the token holds whitespace") as info:
+        load_token("DQGOV_DATAHUB_TOKEN", {"DQGOV_DATAHUB_TOKEN": f"{TOKEN} extra"})
+    assert TOKEN not in str(info.value)
+
+
+@responses.activate
+def test_a_request_the_http_library_refuses_names_no_header():
+    # a header value requests refuses (its own message would quote the whole value, token included)
+    transport = HttpTransport(OM_URL, "openmetadata", token=Secret(f"{TOKEN}\nx"), retry=RetryPolicy(attempts=2),
+                              sleep=lambda _s: None)
+    with pytest.raises(CatalogError) as info:
+        transport.request("GET", "/api/v1/tables/name/svc.db.sch.orders", entity="table x")
+    assert str(info.value) == "openmetadata GET /api/v1/tables/name/svc.db.sch.orders: InvalidHeader"
+    assert not responses.calls
+
+
 def test_bad_url_is_a_config_error():
     with pytest.raises(ConfigError, match="must start with http"):
         HttpTransport("om:8585", "openmetadata")

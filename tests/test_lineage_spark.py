@@ -92,6 +92,18 @@ def test_http_url_and_endpoint_are_kept_apart(fake_jar, monkeypatch, spec, url, 
     assert "api[._-]?key" in opts["spark.redaction.regex"]  # ... and Spark's UI / event log redact it
 
 
+def test_a_query_in_the_lineage_url_is_redacted_by_spark_and_never_printed(fake_jar, spark):
+    spec = "https://fn.example/api/v1/lineage?code=Zq9f8e7dQ1w2x"
+    opts = S.configure(builder(), lineage=spec, contract=orders())[0]._options
+    assert opts["spark.openlineage.transport.endpoint"] == "/api/v1/lineage?code=Zq9f8e7dQ1w2x"  # the listener's
+    # Spark redacts a setting whose key or value the pattern finds (Utils.redact: Regex.findFirstIn, Java's find)
+    pattern = spark._jvm.java.util.regex.Pattern.compile(opts["spark.redaction.regex"])
+    assert pattern.matcher(opts["spark.openlineage.transport.endpoint"]).find()
+    assert not pattern.matcher("/api/v1/lineage").find() and not pattern.matcher("http://marquez:5000").find()
+    printed = S.transport_settings(spec, secrets=False)
+    assert printed["spark.openlineage.transport.endpoint"] == "/api/v1/lineage?<query of --transport>"
+
+
 def test_orchestrator_parent_becomes_the_applications_parent(fake_jar):
     parent = str(uuid.uuid4())
     opts = S.configure(builder(), lineage="console", contract=orders(), parent_run_id=parent,
@@ -217,6 +229,12 @@ def test_listener_conf_cli_prints_spark_defaults_and_submit_flags_without_the_to
     ):
         assert expected in lines
     assert not any("applicationRunId" in line and not line.startswith("#") for line in lines)
+
+
+def test_listener_conf_manifest_goes_with_enrich_or_enforce(capsys):
+    assert main(["listener-conf", str(REPO / "contracts/orders.yaml"), "--manifest", "/elsewhere/m.json"]) == 2
+    assert capsys.readouterr().err == ("dqgov: error: --manifest names the manifest of --enrich or --enforce: add one "
+                                       "of them\n")
 
 
 def test_listener_conf_cli_bad_contract_exits_2(capsys):

@@ -116,3 +116,14 @@ def test_cli_writes_the_draft_and_reports_bad_input(spark, tmp_path, capsys):
     odd.write_text("x")
     assert main(["profile", "--input", str(odd)]) == 2
     assert "pass --format csv|parquet|json" in capsys.readouterr().err
+
+
+def test_a_pii_columns_range_is_not_suggested_with_its_values(spark):
+    """Digits-only CPFs and phones, one missing (so not unique): flagged PII, and no minimum / maximum whose
+    evidence would quote p1, p99, min and max values of the column."""
+    rows = [("52998224725", "11987654321"), ("11144477735", "21998765432"), ("39053344705", "11912345678"),
+            ("24681357928", "31955554444"), (None, None)]
+    text = draft_contract(profile(spark.createDataFrame(rows, "cpf string, telefone string"), source="people.csv"),
+                          name="people")
+    assert "pii: true" in text and "minimum" not in text and "maximum" not in text
+    assert [value for row in rows for value in row if value and value in text] == []

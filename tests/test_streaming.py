@@ -116,3 +116,36 @@ def test_without_key_table_uniqueness_is_per_batch(spark, tmp_path):
     valid, bad, _runs = _outputs(spark, out)
     assert valid == [(1, 0), (1, 1), (7, 1), (8, 2), (9, 2)]  # order 1 again in batch 1: no cross-batch state
     assert len(bad) == 4
+
+
+def test_key_table_keeps_pii_keys_as_keyed_pseudonyms(spark, tmp_path, monkeypatch):
+    """A unique key declared PII is remembered as its keyed HMAC (normalised by its format), never as read; a
+    later batch's key written another way (`529.982.247-25`) is still found published."""
+    import hashlib
+    import hmac as hmac_lib
+
+    key = "stream-masking-key-0123456789abcdef"
+    monkeypatch.setenv("DQGOV_MASKING_KEY", key)
+    contract = load_contract({
+        "contract": {"name": "clientes", "version": "1.0.0"}, "dataset": {"name": "clientes"},
+        "schema": {"fields": [{"name": "id", "type": "long"},
+                              {"name": "cpf", "type": "string", "unique": True, "pii": True, "format": "cpf",
+                               "masking": "hmac"}]}})
+    out = tmp_path / "out"
+    first = spark.createDataFrame([(1, "52998224725"), (2, "11144477735")], "id long, cpf string")
+    handle = dq_governance.check_stream(
+        first, contract, target=str(out / "valid"), quarantine=str(out / "quarantine"),
+        checkpoint=str(out / "checkpoint"), key_table=str(out / "keys"), start=False)
+    handle.process_batch(first, 0)
+    second = spark.createDataFrame([(3, "529.982.247-25"), (4, "39053344705")], "id long, cpf string")
+    handle.process_batch(second, 1)
+
+    def pseudonym(digits: str) -> str:
+        return hmac_lib.new(key.encode(), digits.encode(), hashlib.sha256).hexdigest()
+
+    stored = sorted((r.cpf, r._dq_batch_id) for r in spark.read.parquet(str(out / "keys" / "cpf_unique")).collect())
+    assert stored == sorted([(pseudonym("52998224725"), 0), (pseudonym("11144477735"), 0),
+                             (pseudonym("39053344705"), 1)])
+    assert sorted(r.id for r in spark.read.parquet(str(out / "valid")).collect()) == [1, 2, 4]
+    quarantined = spark.read.parquet(str(out / "quarantine")).collect()
+    assert [(r.id, list(r._dq_errors)) for r in quarantined] == [(3, ["cpf_unique_across_batches"])]

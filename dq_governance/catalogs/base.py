@@ -16,6 +16,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 from dq_governance.catalogs.naming import CatalogNaming, DatasetRef
+from dq_governance.checks.disclosure import touches_pii
 from dq_governance.checks.result import CheckResult, RuleResult
 from dq_governance.contracts.model import Contract, FieldSpec
 from dq_governance.contracts.thresholds import parse_threshold
@@ -301,20 +302,11 @@ COUNT_METRICS = frozenset({
 })
 
 
-def touches_pii(rule: RuleResult, pii_columns: set[str]) -> bool:
-    """True when the rule reads a PII column (or a nested field of one)."""
-    for column in rule.columns:
-        for pii in pii_columns:
-            if column == pii or column.startswith(pii + ".") or pii.startswith(column + "."):
-                return True
-    return False
-
-
 def safe_metric(rule: RuleResult, pii_columns: set[str]) -> float | None:
     """The metric, unless it could be a raw value of a PII column (e.g. `max` of a PII field)."""
     if rule.metric_value is None:
         return None
-    if rule.type not in COUNT_METRICS and (touches_pii(rule, pii_columns) or not rule.columns):
+    if rule.type not in COUNT_METRICS and (touches_pii(rule.columns, pii_columns) or not rule.columns):
         return None
     return rule.metric_value
 

@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import random
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -51,12 +52,15 @@ class Secret:
         return bool(self._value)
 
 
+_BEARER = re.compile(r"(?i)\bbearer\s+[^\s'\",]+")
+
+
 def load_token(env_name: str, environ: dict[str, str] | None = None) -> Secret | None:
     """The token from `$ENV_NAME` or from the file named by `$ENV_NAME_FILE`; None when neither is set."""
     env = os.environ if environ is None else environ
     value = env.get(env_name)
     if value:
-        return Secret(value.strip())
+        return _one_token(value.strip(), env_name)
     file_name = env.get(f"{env_name}_FILE")
     if file_name:
         path = Path(file_name)
@@ -66,8 +70,17 @@ def load_token(env_name: str, environ: dict[str, str] | None = None) -> Secret |
             raise ConfigError(f"{env_name}_FILE: cannot read token file {path}: {exc.strerror}") from None
         if not text:
             raise ConfigError(f"{env_name}_FILE: token file {path} is empty")
-        return Secret(text)
+        return _one_token(text, f"{env_name}_FILE ({path})")
     return None
+
+
+def _one_token(text: str, source: str) -> Secret:
+    """The token, refused when it holds whitespace or control characters (a second line, a comment): an HTTP
+    header cannot carry them, and the HTTP library's own error would quote the whole value."""
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in text):
+        raise ConfigError(f"{source}: the token holds whitespace or control characters (a second line?); "
+                          "give the token alone")
+    return Secret(text)
 
 
 @dataclass
@@ -194,6 +207,8 @@ class HttpTransport:
                 last_problem = f"{type(exc).__name__}"
                 log.warning("%s %s %s: %s (try %d of %d)", self.catalog, method, path, last_problem,
                             attempt + 1, self.retry.attempts)
+            except requests.RequestException as exc:  # not transient; its text may quote a header (the token)
+                raise CatalogError(f"{self.catalog} {method} {path}: {type(exc).__name__}") from None
             else:
                 if reply.status_code in allow or 200 <= reply.status_code < 300:
                     log.debug("%s %s %s -> %d", self.catalog, method, path, reply.status_code)
@@ -222,15 +237,15 @@ class HttpTransport:
         if isinstance(body, dict):
             for key in ("message", "errorMessage", "error", "exceptionClass"):
                 if isinstance(body.get(key), str) and body[key]:
-                    return self._redact(body[key][:_MAX_SERVER_MESSAGE])
+                    return self._redact(body[key])[:_MAX_SERVER_MESSAGE]  # cut after: a cut token is no match
         text = (reply.text or reply.reason or "").strip().replace("\n", " ")
-        return self._redact(text[:_MAX_SERVER_MESSAGE]) or "(no message)"
+        return self._redact(text)[:_MAX_SERVER_MESSAGE] or "(no message)"
 
     def _redact(self, text: str) -> str:
         # A server may echo the Authorization header back; never let it through.
         if self._token and self._token.reveal():
             text = text.replace(self._token.reveal(), "***")
-        return text
+        return _BEARER.sub("Bearer ***", text)  # any credential the server quotes, ours or not
 
 
 def _json_or_none(reply: requests.Response) -> Any:

@@ -49,6 +49,7 @@ from dq_governance.checks.result import CheckResult, ColumnMetrics, RuleResult
 from dq_governance.contracts.model import Contract, ReferenceSpec
 from dq_governance.errors import ConfigError, ContractError, InputDataError
 from dq_governance.identifiers import quote_identifier
+from dq_governance.checks.disclosure import withheld
 from dq_governance.checks.gate import decide
 
 log = logging.getLogger(__name__)
@@ -460,7 +461,9 @@ def evaluate(
             cached.remove(frame)
         ctx.validation_frame = measured_frame  # read by `sql` rules only, each building its view from it
         total = int(values["total"])
-        results = [_result(rule, plan, index, values, total) for index, (rule, plan, _v) in enumerate(plans)]
+        pii = contract.pii_columns()
+        results = [withheld(_result(rule, plan, index, values, total), _read_columns(rule), pii)
+                   for index, (rule, plan, _v) in enumerate(plans)]
     except BaseException:
         for frame in cached:
             frame.unpersist()
@@ -888,6 +891,11 @@ def _result(rule: Any, plan: RulePlan, index: int, values: dict[str, Any], total
         content=plan.content,
         description=rule.description,
     )
+
+
+def _read_columns(rule: Any) -> list[str]:
+    """The columns whose values a rule's metric or message can hold (a reconcile's summed ones too)."""
+    return [*rule.target_columns, *(getattr(rule, "sum_columns", None) or [])]
 
 
 def _row_outcome(rule: Any, failed: int, scope_rows: int) -> Outcome:

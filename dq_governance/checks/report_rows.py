@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from dq_governance.checks.disclosure import reveals_pii
 from dq_governance.observe.drift import encode_schema
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -47,8 +48,6 @@ REPORT_COLUMNS: dict[str, str] = {
     "row_outputs": "string",  # split | none (a metrics-only run: no valid or quarantine rows were built)
 }
 PARTITION_COLUMNS = ("pipeline", "run_id")
-# Aggregates that return one of the column's own values; withheld for PII columns.
-_VALUE_REVEALING = frozenset({"min", "max"})
 
 
 def report_rows(result: CheckResult, *, masking: str | None = None) -> list[dict[str, Any]]:
@@ -60,7 +59,7 @@ def report_rows(result: CheckResult, *, masking: str | None = None) -> list[dict
     for rule in result.rules:
         metric = rule.metric_value
         message = rule.message
-        if rule.type in _VALUE_REVEALING and pii.intersection(rule.columns):
+        if reveals_pii(rule.type, rule.columns, pii):  # the engine withheld it already; a result built elsewhere
             metric = None
             message = f"{rule.name}: metric withheld (PII column); passed={rule.passed}"
         rows.append({

@@ -33,6 +33,7 @@ from openlineage.client.facet_v2 import (
 )
 
 from dq_governance import __version__
+from dq_governance.checks.disclosure import reveals_pii, touches_pii
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +51,6 @@ CONTRACT_FACET_SCHEMA_URL = (
     "/dq_governance/lineage/schemas/DataContractDatasetFacet.json#/$defs/DataContractDatasetFacet"
 )
 
-# Rule types whose metric is a value of the column itself (a raw value when the column is PII).
-VALUE_METRIC_RULES = frozenset({"min", "max", "avg", "sum", "stddev"})
 # Rule types carrying text the assertion's `content` should show, with its OpenLineage contentType.
 CONTENT_TYPES = {"sql": "sql", "expression": "expression"}
 # Rule status -> TestRunFacet status.
@@ -350,7 +349,7 @@ def metrics_facet(contract: Any, result: Any) -> data_quality_metrics_input_data
     pii = set(contract.pii_columns())
     columns = {}
     for column, m in (result.column_metrics or {}).items():
-        safe = column not in pii
+        safe = not touches_pii([column], pii)
         columns[column] = data_quality_metrics_input_dataset.ColumnMetrics(
             nullCount=m.null_count,
             distinctCount=m.distinct_count,
@@ -371,7 +370,7 @@ def _actual(rule: Any, pii: set[str]) -> str | None:
         return str(rule.failed_count)
     if rule.metric_value is None:
         return None if rule.failed_count is None else str(rule.failed_count)
-    if rule.type in VALUE_METRIC_RULES and pii.intersection(rule.columns):
+    if reveals_pii(rule.type, rule.columns, pii):
         return None
     value = _number(rule.metric_value)
     return str(value)

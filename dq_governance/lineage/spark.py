@@ -44,8 +44,9 @@ HOW_TO_GET_JAR = (
     f"run `make listener-jar` (or listeners/fetch-openlineage-spark), set {JAR_ENV}=/path/to/{JAR_NAME}, "
     f"or pass spark.jars.packages={MAVEN_COORDINATES}"
 )
-# Spark's default redaction misses `apiKey`; extend it so the token never shows in the UI or event log.
-REDACTION_REGEX = r"(?i)secret|password|token|access[.]?key|api[._-]?key|auth"
+# Spark's default redaction misses `apiKey`; extend it so the token never shows in the UI or event log. Spark
+# matches keys and values: the last branch hides a value holding a URL query (`?sig=...`), where tokens also hide.
+REDACTION_REGEX = r"(?i)secret|password|token|access[.]?key|api[._-]?key|auth|[?&][^=&\s]+="
 APP_RUN_ID_KEY = "spark.openlineage.applicationRunId"
 #: in the extension jar: job-name suffixes are built from dataset names with removePath applied
 REMOVE_PATH_TRIMMER = "io.github.dqgovernance.listener.RemovePathTrimmer"
@@ -101,7 +102,10 @@ def transport_settings(lineage: str | None, *, secrets: bool = True) -> dict[str
         out[f"{prefix}location"] = transport["log_file_path"]
     elif kind == "http":
         out[f"{prefix}url"] = transport["url"]
-        out[f"{prefix}endpoint"] = _absolute_path(transport.get("endpoint") or emit.DEFAULT_ENDPOINT)
+        endpoint = _absolute_path(transport.get("endpoint") or emit.DEFAULT_ENDPOINT)
+        if not secrets and "?" in endpoint:  # a query may carry a credential (`?code=`): printed as a placeholder
+            endpoint = endpoint.split("?", 1)[0] + "?<query of --transport>"
+        out[f"{prefix}endpoint"] = endpoint
         key = (transport.get("auth") or {}).get("apiKey")
         if key:
             out[f"{prefix}auth.type"] = "api_key"

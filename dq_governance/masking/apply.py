@@ -77,6 +77,18 @@ def apply_masks(
     return source.select(*columns)
 
 
+def with_pseudonyms(df: DataFrame, columns: dict[str, str], contract: Contract, *,
+                    keys: MaskingKey | bytes | str | None = None, base_dir: Path | None = None) -> DataFrame:
+    """`df` plus, for each `column: alias`, the column's keyed HMAC (hex, normalised by its field's `format`, as
+    `hmac` masks it) as `alias`: equal values get equal pseudonyms, and the raw value never has to be stored."""
+    key = _key(keys, effective_policy(contract, None), base_dir)
+    source, digest = _digest(df, key, "auto")
+    formats = {spec.name: spec.format for spec in contract.fields}
+    pseudonyms = [digest(F.col(quote_identifier(c)).cast("string"), formats.get(c), "hex").alias(alias)
+                  for c, alias in columns.items()]
+    return source.select(*[F.col(quote_identifier(c)) for c in df.columns], *pseudonyms)
+
+
 def _digest(df: DataFrame, key: MaskingKey, engine: str) -> tuple[DataFrame, Digest]:
     """The frame to select from and the HMAC digest: the JVM UDF, else sha2 over broadcast pad columns."""
     if engine != "sha2":
