@@ -99,7 +99,7 @@ def run(
     The stages are `dq_governance.pipeline`'s.
     """
     from dq_governance.publish import policy
-    from dq_governance.publish.writer import Output, preflight
+    from dq_governance.publish.writer import Output, preflight, validate_run_id
 
     if not outputs:
         rows_needed = [name for name, value in (("target", target), ("quarantine", quarantine),
@@ -109,13 +109,14 @@ def run(
                               "drop outputs=False to publish, or drop the output")
     resolved, location = resolve_contract(contract)
     location = contract_location or location
-    run_id = run_id or str(uuid.uuid4())
+    run_id = validate_run_id(run_id or str(uuid.uuid4()))  # before any Spark work: it names directories
     pipeline = pipeline or resolved.name
     spark = df.sparkSession
     # Validate every output before any Spark work, so a bad option never leaves half a run behind.
     target_out = Output(target, format, mode, list(merge_keys or [])) if target else None
     quarantine_out = (
-        Output(quarantine, quarantine_format, "replace_partitions", partition_by=[policy.RUN_ID_COL])
+        Output(quarantine, quarantine_format, "replace_partitions", partition_by=[policy.RUN_ID_COL],
+               merge_schema=True)  # Delta: the raw columns follow the input, so a new input column is added
         if quarantine else None
     )
     if target_out is not None:

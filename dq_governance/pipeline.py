@@ -94,14 +94,24 @@ def check(run: Run) -> None:
 
 
 def guard(run: Run) -> None:
-    """A merge whose keys the check found duplicated or null is blocked (it would corrupt the target)."""
-    if run.target is None or run.merge_guard is None:
+    """A merge whose keys the check found duplicated or null is blocked (it would corrupt the target).
+
+    Duplicates: the automatic unique rule (`policy.with_merge_guard`). Nulls: counted on the rows the run would
+    publish (a MERGE never matches a null key, so each retry would insert them again).
+    """
+    if run.target is None or run.target.mode != "merge" or not run.outputs:
         return
     from dq_governance.publish import policy
 
+    assert run.result is not None
     reason = policy.merge_guard_reason(run.result, run.merge_guard, run.target.merge_keys)
     if reason:
         policy.block(run.result, reason)
+    if run.result.gate.publish:
+        target_df = policy.route(run.result, run.contract, source=run.source).target_df
+        reason = policy.null_merge_keys_reason(target_df, run.target.merge_keys)
+        if reason:
+            policy.block(run.result, reason)
 
 
 def route(run: Run) -> None:
@@ -125,13 +135,15 @@ def stage(run: Run) -> None:
         except Exception:
             discard(run)
             raise
-        if kind == "quarantine":
+        if kind == "quarantine":  # escaped as Spark names the directory (a run id may hold `:`)
             run.staged[kind].clear = [partition_dir(policy.RUN_ID_COL, run.run_id)]
 
 
 def verify(run: Run) -> None:
-    """Conservation: the staged rows are exactly the rows the check routed to each output."""
+    """Conservation: the staged rows are exactly the rows the check routed to each output; and each target
+    takes the staged schema (an append's schema check, Delta's schema enforcement), before anything is promoted."""
     from dq_governance.publish import policy
+    from dq_governance.publish.writer import check_promotable
 
     assert run.result is not None
     valid_rows, quarantined_rows = policy.conservation_counts(run.result)
@@ -139,23 +151,36 @@ def verify(run: Run) -> None:
     try:
         for kind, item in run.staged.items():
             policy.check_staged(kind, item.rows, expected[kind], run.run_id)
+        for item in run.staged.values():
+            check_promotable(item)
     except Exception:
         discard(run)
         raise
 
 
 def promote(run: Run) -> None:
-    """Staged outputs into place (quarantine first: if the target then fails, no bad row was lost)."""
-    from dq_governance.publish.writer import dataset_identity
+    """Staged outputs into place, quarantine first; if the target's promotion then fails, the quarantine's run
+    partition is removed again before the error is raised (the run publishes nothing)."""
+    from dq_governance.publish.writer import dataset_identity, remove_run_partition
 
     result = run.result
     assert result is not None
     spark = run.df.sparkSession
+    promoted = []
     for kind in ("quarantine", "target"):
         item = run.staged.get(kind)
         if item is None:
             continue
-        item.promote()
+        try:
+            item.promote()
+        except Exception:
+            discard(run)  # what is still staged
+            for done in promoted:
+                log.warning("%s: promoting the %s failed; removing run %s from %s", result.contract_name, kind,
+                            run.run_id, done.output.location)
+                remove_run_partition(spark, done.output, run.run_id)
+            raise
+        promoted.append(item)
         namespace, name = dataset_identity(spark, item.output)
         run.written.append({"namespace": namespace, "name": name, "rows": item.rows, "kind": kind,
                             "location": item.output.location, "format": item.output.format,

@@ -54,3 +54,56 @@ def test_delta_publication(repo, tmp_path):
     assert seen["path_report"] == [3 * 4, 3]  # 4 rules per run (3 contract rules + undeclared_columns), 3 runs
     # a Delta catalog table: d1 twice holds 2 rows, d2 adds 2; versions: create, d1, d2 (the retry skipped)
     assert (seen["delta_table_retry_rows"], seen["delta_table_rows"], seen["delta_table_versions"]) == (2, 4, 3)
+
+
+@pytest.fixture(scope="module")
+def fixes(repo, tmp_path_factory):
+    """`publish_delta_job.py WORKDIR fixes`, run once for the tests below (one Delta session)."""
+    pytest.importorskip("delta")
+    proc = subprocess.run(
+        [sys.executable, str(repo / "tests/publish_delta_job.py"), str(tmp_path_factory.mktemp("fixes")), "fixes"],
+        capture_output=True, text=True, timeout=900, cwd=str(repo),
+    )
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+NULL_KEY_REASON = ("merge keys (id) are null in 1 row(s); a Delta MERGE matches no null key, so every retry of the "
+                   "run would insert those rows again")
+
+
+def test_delta_merge_with_a_null_key_is_blocked_on_every_attempt(fixes):
+    # an optional key left null, and (on_failure warn) a required key that does not cast: published as null
+    for case in ("optional", "warn"):
+        assert fixes[f"merge_null_{case}"] == [
+            {"published": False, "reason": NULL_KEY_REASON, "rows": [[1, "a"]], "version_unchanged": True}] * 2
+
+
+def test_delta_table_overwrite_keeps_a_delta_table(fixes):
+    assert fixes["table_overwrite"] == {"provider": "delta", "partition_by": ["v"], "rows": [[1, "a"]],
+                                        "operations": ["CREATE TABLE", "WRITE", "WRITE"]}
+
+
+def test_delta_schema_change_is_refused_before_the_quarantine_is_promoted(fixes):
+    error = fixes["type_change_error"]
+    assert error.startswith("InputDataError: cannot write to ") and error.endswith(
+        "/fix_type/items: schema differs from the existing Delta table (v: int in the table, string now)")
+    assert fixes["type_change_target"] == [[1, 5]]
+    assert fixes["type_change_quarantine"] == [["a1", "6"]]  # nothing of run a2
+
+
+def test_failed_target_promotion_removes_the_runs_delta_quarantine_rows(fixes):
+    assert fixes["undo_error"] == "target unavailable"
+    assert fixes["undo_target"] == [[1, "a"]]
+    assert fixes["undo_quarantine"] == [["u0", "u0"]]
+
+
+def test_delta_replace_partitions_with_a_null_partition_value_twice(fixes):
+    assert fixes["null_partition"] == [[[1, None], [2, "x"]]] * 2
+
+
+def test_delta_quarantine_takes_a_new_column_and_a_colon_run_id_retry(fixes):
+    assert fixes["new_column_error"] is None
+    assert fixes["new_column_quarantine"] == [["2026-01-01T00:00:00Z", "bad2", "w3"], ["b1", "bad", None]]
+    assert fixes["new_column_retry_quarantine"] == [["b1", "bad", None]]  # the retry had no invalid row

@@ -115,6 +115,25 @@ def test_drop_action_under_warn(spark, orders_df, seed, tmp_path):
     assert _dispositions(spark, outs["quarantine"]) == {"dropped": 1, "published": 5}
 
 
+def test_a_rules_own_drop_action_routes_its_rows_under_the_fail_policy(spark, tmp_path):
+    """Under `on_failure: fail` a failed row rule blocks, unless its own `action` says what to do with its rows."""
+    df = spark.createDataFrame([(1, 10.0), (2, -5.0), (3, None)], "id long, valor double")
+
+    def contract(action: str | None) -> dict:
+        rule = {"type": "expression", "name": "no_refunds", "expression": "valor >= 0"}
+        return {"contract": {"name": "refunds", "version": "1.0.0"}, "dataset": {"name": "refunds"},
+                "schema": {"fields": [{"name": "id", "type": "long"}, {"name": "valor", "type": "double"}]},
+                "quality": {"on_failure": "fail", "rules": [{**rule, "action": action} if action else rule]}}
+
+    outs = _outs(tmp_path / "drop")
+    result = dq_governance.run(df, load_contract(contract("drop")), **outs)
+    assert (result.published, result.rule("no_refunds").failed_count) == (True, 1)
+    assert sorted(r.id for r in spark.read.parquet(outs["target"]).collect()) == [1, 3]
+    assert _dispositions(spark, outs["quarantine"]) == {"dropped": 1}
+    with pytest.raises(GateFailedError, match="row rule no_refunds failed on 1 row"):
+        dq_governance.run(df, load_contract(contract(None)), **_outs(tmp_path / "policy"))
+
+
 def test_fail_policy_writes_nothing_but_the_report(spark, orders_df, seed, tmp_path):
     outs = _outs(tmp_path)
     with pytest.raises(GateFailedError, match="row rule pedido_id_unique failed on 2 row"):
@@ -215,3 +234,88 @@ def test_check_on_any_dataframe(spark, orders_df, repo):
         assert len(result.report_rows()) == len(result.rules)
     finally:
         result.release()
+
+
+ITEMS = {
+    "contract": {"name": "items", "version": "2.0.0"}, "dataset": {"name": "items"},
+    "schema": {"fields": [{"name": "id", "type": "long", "required": True}, {"name": "v", "type": "string"}]},
+}
+
+
+def _items(spark, rows):
+    return spark.createDataFrame(rows, "id string, v string")
+
+
+def _quarantined(spark, path):
+    return sorted((r["_dq_run_id"], r["id"], r["_dq_disposition"]) for r in spark.read.parquet(path).collect())
+
+
+def test_append_schema_mismatch_publishes_nothing_not_even_the_quarantine(spark, tmp_path):
+    from dq_governance.contracts.model import Contract
+    from dq_governance.errors import InputDataError
+
+    outs = _outs(tmp_path)
+    spark.createDataFrame([(9, 1)], "id long, v int").write.parquet(outs["target"])  # an older contract's data
+    target_before = fx.tree(outs["target"])
+    with pytest.raises(InputDataError, match=r"cannot append to .*/valid: schema differs from the existing data"):
+        dq_governance.run(_items(spark, [("1", "a"), (None, "bad")]), Contract.model_validate(ITEMS), mode="append",
+                          run_id="r1", **outs)
+    assert fx.tree(outs["target"]) == target_before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["valid"]  # no quarantine, no report, no staging
+
+
+def test_failed_target_promotion_removes_the_runs_quarantine(spark, tmp_path, monkeypatch):
+    from dq_governance.contracts.model import Contract
+    from dq_governance.publish import writer
+    from dq_governance.session import CLASSIC
+
+    outs, contract = _outs(tmp_path), Contract.model_validate(ITEMS)
+    dq_governance.run(_items(spark, [("1", "a"), (None, "r0-bad")]), contract, run_id="r0", **outs)
+    dq_governance.run(_items(spark, [("1", "a"), (None, "r1-bad")]), contract, run_id="r1", **outs)
+    assert _quarantined(spark, outs["quarantine"]) == [("r0", None, "quarantined"), ("r1", None, "quarantined")]
+    target_before = fx.tree(outs["target"])
+    promote_parquet = writer._PROMOTERS[(CLASSIC, "parquet")]
+
+    def failing(staged):
+        if staged.output.location == outs["target"]:
+            raise OSError("disk full")
+        promote_parquet(staged)
+
+    monkeypatch.setitem(writer._PROMOTERS, (CLASSIC, "parquet"), failing)
+    with pytest.raises(OSError, match="disk full"):  # r1 retried: its quarantine is promoted, then the target fails
+        dq_governance.run(_items(spark, [("2", "b"), (None, "r1-retry")]), contract, run_id="r1", **outs)
+    assert fx.tree(outs["target"]) == target_before
+    assert _quarantined(spark, outs["quarantine"]) == [("r0", None, "quarantined")]
+    assert sorted(p.name for p in (tmp_path / "quarantine").iterdir() if p.is_dir()) == ["_dq_run_id=r0"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".dqgov-staging")]
+
+
+def test_a_retry_with_a_colon_in_the_run_id_replaces_its_quarantine(spark, tmp_path):
+    from dq_governance.contracts.model import Contract
+
+    outs, contract, run_id = _outs(tmp_path), Contract.model_validate(ITEMS), "2026-01-01T00:00:00Z"
+    dq_governance.run(_items(spark, [("1", "a"), (None, "bad")]), contract, run_id=run_id, **outs)
+    assert [p.name for p in (tmp_path / "quarantine").iterdir() if p.is_dir()] == [
+        "_dq_run_id=2026-01-01T00%3A00%3A00Z"]
+    retry = dq_governance.run(_items(spark, [("1", "a"), ("2", "fixed")]), contract, run_id=run_id, **outs)
+    assert (retry.valid_rows, retry.invalid_rows) == (2, 0)
+    assert _count(spark, outs["target"]) == 2
+    assert [p.name for p in (tmp_path / "quarantine").iterdir() if p.is_dir()] == []  # the first attempt's row left
+
+
+def test_an_orchestrator_run_id_publishes_and_a_bad_one_is_refused_before_any_work(spark, tmp_path):
+    from dq_governance.contracts.model import Contract
+
+    outs, contract = _outs(tmp_path), Contract.model_validate(ITEMS)
+    frame = _items(spark, [("1", "a"), (None, "bad")])
+    for bad in ("a/b", "run*1", "run[1]", ".hidden", "x" * 129, "tab\there", "50%"):
+        with pytest.raises(ConfigError, match="run id .*: use 1-128 characters"):
+            dq_governance.run(frame, contract, run_id=bad, **outs)
+        assert list(tmp_path.iterdir()) == []  # nothing staged, nothing written
+    airflow = "scheduled__2026-01-01T00:00:00+00:00"
+    result = dq_governance.run(frame, contract, run_id=airflow, **outs)
+    assert result.published and _count(spark, outs["target"]) == 1
+    assert _quarantined(spark, outs["quarantine"]) == [(airflow, None, "quarantined")]
+    assert [p.name for p in (tmp_path / "quarantine").iterdir() if p.is_dir()] == [
+        "_dq_run_id=scheduled__2026-01-01T00%3A00%3A00+00%3A00"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["quarantine", "report", "valid"]

@@ -89,6 +89,8 @@ def test_bad_output_options_fail_before_any_write(tmp_path):
         Output(str(tmp_path / "t"), "parquet", "merge", ["id"])
     with pytest.raises(ConfigError, match="format must be one of"):
         Output(str(tmp_path / "t"), "orc")
+    with pytest.raises(ConfigError, match="merge_keys only go with mode merge, not overwrite"):
+        Output(str(tmp_path / "t"), "parquet", "overwrite", ["id"])
     assert not (tmp_path / "t").exists()
 
 
@@ -116,3 +118,44 @@ def test_table_target_overwrite_and_append(spark, tmp_path):
 
 def test_dataset_identity_of_a_path(spark, tmp_path):
     assert dataset_identity(spark, Output(str(tmp_path / "t"))) == ("file", str(tmp_path / "t"))
+
+
+def test_partition_dir_escapes_exactly_like_spark(spark):
+    from dq_governance.publish.writer import partition_dir, partition_value
+
+    utils = spark._jvm.org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils
+    for code in range(1, 256):
+        value = f"a{chr(code)}b"
+        assert partition_dir("c", value) == f"c={utils.escapePathName(value)}", repr(chr(code))
+        assert partition_value(partition_dir("c", value)) == value
+    value = "2026-01-01T00:00:00Z"
+    assert partition_dir("_dq_run_id", value) == "_dq_run_id=2026-01-01T00%3A00%3A00Z"
+    assert partition_value("_dq_run_id=2026-01-01T00%3A00%3A00Z") == value
+    assert partition_dir("p", None) == partition_dir("p", "") == "p=__HIVE_DEFAULT_PARTITION__"
+    assert partition_value("p=__HIVE_DEFAULT_PARTITION__") is None
+
+
+def test_replace_where_predicate_matches_null_partitions():
+    from dq_governance.publish.writer import _partition_predicate
+
+    assert _partition_predicate([{"p": None, "q": 1}, {"p": "it's", "q": None}]) == (
+        "(`p` IS NULL AND `q` = '1') OR (`p` = 'it\\'s' AND `q` IS NULL)")
+
+
+def test_table_overwrite_keeps_a_partitioned_parquet_table(spark):
+    from dq_governance.publish.writer import table_info
+
+    name = "dqgov_writer_part_overwrite"
+    spark.sql(f"DROP TABLE IF EXISTS {name}")
+    try:
+        spark.sql(f"CREATE TABLE {name} (id BIGINT, v STRING) USING parquet PARTITIONED BY (v)")
+        spark.sql(f"INSERT INTO {name} VALUES (9, 'old')")
+        stage(_frame(spark, [1, 2]), Output(name, "table"), run_id="a").promote()
+        info = table_info(spark, name)
+        assert (info.provider, info.partition_by) == ("parquet", ["v"])
+        assert sorted((r["id"], r["v"]) for r in spark.table(name).collect()) == [(1, "v1"), (2, "v2")]
+        with pytest.raises(ConfigError, match=f"table {name}: overwrite with partition_by \\[id\\] of a table "
+                                              "partitioned by \\[v\\]"):
+            stage(_frame(spark, [3]), Output(name, "table", partition_by=["id"]), run_id="b")
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")

@@ -4,7 +4,8 @@ Semantics (following the seed framework):
 - a `warn` threshold is recorded but never blocks; `must_be` failing makes the rule fail;
 - `on_failure: skip` and `on_failure: warn` evaluate and report everything but never block;
 - under `quarantine`, failed row rules only route rows to quarantine; under `fail` /
-  `block_publication` without `minimum_valid_ratio`, any failed error row rule blocks;
+  `block_publication` without `minimum_valid_ratio`, any failed error row rule blocks, except one whose own
+  `action` (drop, quarantine) routes its rows instead;
 - `minimum_valid_ratio` is compared with valid / total, where validity counts error rules only;
 - any failed error-severity dataset rule (row_count, freshness, schema, sql, reconcile, ...) blocks,
   and so does any failed rule whose own `action` is `fail`.
@@ -31,7 +32,8 @@ def _blocking_failures(rules: Iterable[RuleResult], on_failure: str, has_ratio: 
             continue
         elif rule.level == "dataset":
             reasons.append(f"dataset rule {rule.name} failed: {rule.message}".rstrip(": "))
-        elif on_failure in BLOCKING_POLICIES and not has_ratio:
+        elif on_failure in BLOCKING_POLICIES and not has_ratio and rule.action is None:
+            # a rule with its own `drop` / `quarantine` acts by it (routes its rows), not by the contract's policy
             reasons.append(f"row rule {rule.name} failed on {rule.failed_count} row(s)")
     return reasons
 

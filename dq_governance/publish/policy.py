@@ -226,3 +226,24 @@ def merge_guard_reason(result: CheckResult, guard: str | None, keys: list[str]) 
         f"merge keys ({', '.join(keys)}) are not unique in the source: {rule.failed_count} row(s) share a key "
         "with another row; a Delta MERGE would fail with 'multiple source rows matched'"
     )
+
+
+def null_merge_keys_reason(target_df: Any, keys: list[str]) -> str | None:
+    """Why a merge must not run: rows it would publish with a null merge key (None when there are none).
+
+    A MERGE matches no null key (`t.k = s.k` is never true for null), so each retry of the run would insert
+    those rows again: the run is blocked instead, like one with duplicate keys.
+    """
+    if target_df is None or any(k not in target_df.columns for k in keys):
+        return None  # nothing published, or a key missing from the output (writer.check_promotable refuses it)
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    nulls = target_df.where(reduce(lambda a, b: a | b, [F.col(f"`{k}`").isNull() for k in keys])).count()
+    if not nulls:
+        return None
+    return (
+        f"merge keys ({', '.join(keys)}) are null in {nulls} row(s); a Delta MERGE matches no null key, so every "
+        "retry of the run would insert those rows again"
+    )

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import re
 import uuid
 from dataclasses import dataclass, field
@@ -55,7 +56,16 @@ log = logging.getLogger(__name__)
 
 FORMATS = ("parquet", "delta", "table")
 MODES = ("overwrite", "append", "merge", "replace_partitions")
-_SAFE_VALUE = re.compile(r"^[A-Za-z0-9._:-]+$")
+#: characters Spark escapes in a partition directory name (`ExternalCatalogUtils.escapePathName`: 0x01-0x1F,
+#: `"#%'*/:=?\\` 0x7F `{[]^`, and on Windows also space `<>|`), each written as `%XX` (upper-case hex)
+_ESCAPED_CHARS = frozenset(
+    [chr(c) for c in range(0x01, 0x20)] + list("\"#%'*/:=?\\\x7f{[]^") + (list(" <>|") if os.name == "nt" else [])
+)
+#: Spark's directory name for a null (or empty) partition value
+NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+#: a run id names directories (staging, quarantine and report partitions) and Delta transactions: letters and
+#: digits first, then also `. _ : + @ -` (uuids, Airflow's `scheduled__2026-01-01T00:00:00+00:00`, ARNs)
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+@-]{0,127}$")
 #: the file name prefix of an appended file: `dqgov-<tag>.`; Spark reads names not starting with `_` or `.`
 RUN_FILE_PREFIX = "dqgov-"
 #: table providers whose files an append can move in (our staged files are parquet)
@@ -76,12 +86,16 @@ class Output:
     mode: str = "overwrite"
     merge_keys: list[str] = field(default_factory=list)
     partition_by: list[str] = field(default_factory=list)
+    #: Delta only: a write may add columns (`mergeSchema`); set for the quarantine (its raw columns follow the input)
+    merge_schema: bool = False
 
     def __post_init__(self) -> None:
         if self.format not in FORMATS:
             raise ConfigError(f"output {self.location}: format must be one of {', '.join(FORMATS)}, not {self.format!r}")
         if self.mode not in MODES:
             raise ConfigError(f"output {self.location}: mode must be one of {', '.join(MODES)}, not {self.mode!r}")
+        if self.merge_keys and self.mode != "merge":
+            raise ConfigError(f"output {self.location}: merge_keys only go with mode merge, not {self.mode}")
         if self.mode == "merge" and not self.merge_keys:
             raise ConfigError(f"output {self.location}: mode merge needs merge_keys")
         if self.mode == "merge" and self.format == "parquet":
@@ -291,6 +305,105 @@ def _check_append_schema(staged: StagedWrite, existing: Any, where: str) -> None
         raise InputDataError(f"cannot append to {where}: schema differs from the existing data ({diff[:4]})")
 
 
+# --------------------------------------------------------------------------- before any promotion
+
+
+def check_promotable(staged: StagedWrite) -> None:
+    """Refuse, before any output of the run is promoted, a staged write its target would refuse for its schema.
+
+    `pipeline.verify` calls it for every staged output, so a run failing here publishes nothing (its quarantine
+    included). Checked: an append to a parquet path or parquet table (the same schema as the existing data);
+    a Delta path or table written by overwrite, append or replace_partitions (what Delta's schema enforcement
+    refuses: a column the table lacks, unless the output merges schemas, or a column of another type); a
+    merge's keys present in the staged rows; an overwritten table's partition columns present.
+    Not checked: a MERGE's other columns and types (Delta casts them), Delta constraints and NOT NULL columns
+    (checked by Delta on the rows), and anything that changes between this check and the promotion.
+    """
+    output, spark = staged.output, staged.spark
+    names = {f.name.lower() for f in staged.schema.fields}
+    if output.mode == "merge":
+        _require_delta(spark, f"output {output.location}")
+        missing = [k for k in output.merge_keys if k.lower() not in names]
+        if missing:
+            raise InputDataError(f"cannot merge into {output.location}: merge key(s) {', '.join(missing)} are not "
+                                 "columns of the published rows")
+        return
+    if output.format == "parquet":
+        if output.mode == "append" and kind(spark) == CLASSIC:
+            fs = HadoopFs(spark, output.location)
+            _check_append_schema(staged, _parquet_schema(spark, fs, output.location), output.location)
+        return
+    if output.format == "delta":
+        _require_delta(spark, f"output {output.location}")
+        if is_delta_table(spark, output.location):
+            existing = spark.read.format("delta").load(output.location).schema
+            _check_delta_schema(staged, existing, output.location)
+        return
+    info = table_info(spark, output.location)
+    if info is None:
+        return
+    where = f"table {output.location}"
+    if info.provider == "delta":
+        _require_delta(spark, where)
+        _check_delta_schema(staged, spark.table(output.location).schema, where)
+    elif output.mode == "append":
+        _check_append_schema(staged, spark.table(output.location).schema, where)
+    else:
+        missing = [c for c in info.partition_by if c.lower() not in names]
+        if missing:
+            raise InputDataError(f"cannot overwrite {where}: its partition column(s) {', '.join(missing)} are not "
+                                 "columns of the published rows")
+
+
+def _check_delta_schema(staged: StagedWrite, existing: Any, where: str) -> None:
+    """What Delta's schema enforcement refuses on a write without mergeSchema / overwriteSchema, said first."""
+    problems = _delta_schema_problems(existing, staged.schema, staged.output.merge_schema)
+    if problems:
+        raise InputDataError(f"cannot write to {where}: schema differs from the existing Delta table "
+                             f"({'; '.join(problems[:4])})")
+
+
+def _delta_schema_problems(existing: Any, new: Any, allow_new: bool, prefix: str = "") -> list[str]:
+    """Columns of `new` Delta would refuse against `existing` (names match case-insensitively; nullability is
+    not compared: Delta checks NOT NULL on the rows)."""
+    from pyspark.sql.types import ArrayType, MapType, NullType, StructType
+
+    if isinstance(new, StructType) and isinstance(existing, StructType):
+        have = {f.name.lower(): f for f in existing.fields}
+        out = []
+        for f in new.fields:
+            name = prefix + f.name
+            if f.name.lower() not in have:
+                if not allow_new:
+                    out.append(f"new column {name}")
+                continue
+            out.extend(_delta_schema_problems(have[f.name.lower()].dataType, f.dataType, allow_new, name + "."))
+        return out
+    if isinstance(new, ArrayType) and isinstance(existing, ArrayType):
+        return _delta_schema_problems(existing.elementType, new.elementType, allow_new, prefix)
+    if isinstance(new, MapType) and isinstance(existing, MapType):
+        return (_delta_schema_problems(existing.keyType, new.keyType, allow_new, prefix)
+                + _delta_schema_problems(existing.valueType, new.valueType, allow_new, prefix))
+    if isinstance(new, NullType) or new.simpleString() == existing.simpleString():
+        return []
+    return [f"{prefix.rstrip('.') or 'value'}: {existing.simpleString()} in the table, {new.simpleString()} now"]
+
+
+def remove_run_partition(spark: SparkSession, output: Output, run_id: str) -> None:
+    """Remove a run's rows from an output partitioned by the run id (a promoted quarantine, when the target
+    then failed). A parquet output on Spark Connect cannot be undone (the client cannot delete files): logged."""
+    column = output.partition_by[0]
+    if output.format == "delta":
+        ref = DeltaRef(output.location)
+        spark.sql(f"DELETE FROM {ref.sql} WHERE `{column}` = {_sql_literal(run_id)}").collect()
+        return
+    if kind(spark) == CONNECT:
+        log.warning("Spark Connect: %s keeps the rows of run %s (a Connect client cannot delete files)",
+                    output.location, run_id)
+        return
+    HadoopFs(spark, output.location).delete(_join(output.location, partition_dir(column, run_id)))
+
+
 # --------------------------------------------------------------------------- Delta and tables
 
 
@@ -418,6 +531,8 @@ def _promote_delta_path(staged: StagedWrite) -> None:
         ops.merge(spark, ref, frame, output.merge_keys)
         return
     writer = frame.write.format("delta")
+    if output.merge_schema:  # the quarantine: a run whose input gained a column adds it
+        writer = writer.option("mergeSchema", "true")
     if output.partition_by:
         writer = writer.partitionBy(*output.partition_by)
     if output.mode == "replace_partitions" and exists:
@@ -425,10 +540,7 @@ def _promote_delta_path(staged: StagedWrite) -> None:
         values += [dict(zip(output.partition_by, rel)) for rel in _clear_values(staged)]
         if not values:
             return
-        predicate = " OR ".join(
-            "(" + " AND ".join(f"`{k}` = {_sql_literal(str(v))}" for k, v in value.items()) + ")" for value in values
-        )
-        writer.mode("overwrite").option("replaceWhere", predicate).save(output.location)
+        writer.mode("overwrite").option("replaceWhere", _partition_predicate(values)).save(output.location)
         return
     if output.mode == "append":
         _delta_append(staged, writer, lambda w: w.save(output.location), ref if exists else None)
@@ -450,8 +562,16 @@ def _delta_append(staged: StagedWrite, writer: Any, save: Callable[[Any], None],
                  staged.output.location, staged.run_id, RUN_FILE_PREFIX, staged.tag)
 
 
-def _clear_values(staged: StagedWrite) -> list[tuple[str, ...]]:
-    return [tuple(part.split("=", 1)[1] for part in rel.split("/")) for rel in staged.clear]
+def _clear_values(staged: StagedWrite) -> list[tuple[str | None, ...]]:
+    return [tuple(partition_value(part) for part in rel.split("/")) for rel in staged.clear]
+
+
+def _partition_predicate(values: list[dict[str, Any]]) -> str:
+    """A replaceWhere predicate matching exactly these partition values (null as `IS NULL`)."""
+    def term(k: str, v: Any) -> str:
+        return f"`{k}` IS NULL" if v is None else f"`{k}` = {_sql_literal(str(v))}"
+
+    return " OR ".join("(" + " AND ".join(term(k, v) for k, v in value.items()) + ")" for value in values)
 
 
 def _promote_table(staged: StagedWrite) -> None:
@@ -472,6 +592,28 @@ def _promote_table(staged: StagedWrite) -> None:
     if output.mode == "append":
         _append_table(staged, frame, writer)
         return
+    _overwrite_table(staged, frame)
+
+
+def _overwrite_table(staged: StagedWrite, frame: DataFrame) -> None:
+    """Overwrite a catalog table, keeping what it is: a Delta table gets a Delta overwrite commit (its history,
+    schema enforcement and partitioning stay); another table is rewritten with its own provider and partitioning.
+    A table that does not exist yet is created (the session's default provider, the output's partitioning)."""
+    spark, output = staged.spark, staged.output
+    info = table_info(spark, output.location)
+    if info is None:
+        writer = frame.write.partitionBy(*output.partition_by) if output.partition_by else frame.write
+        writer.mode("overwrite").saveAsTable(output.location)
+        return
+    if info.provider == "delta":
+        _require_delta(spark, f"table {output.location}")
+        from pyspark.sql import functions as F
+
+        frame.writeTo(output.location).overwrite(F.lit(True))
+        return
+    writer = frame.write.format(info.provider)
+    if info.partition_by:
+        writer = writer.partitionBy(*info.partition_by)
     writer.mode("overwrite").saveAsTable(output.location)
 
 
@@ -503,6 +645,13 @@ def preflight(spark: SparkSession, output: Output) -> None:
     provider = None
     if output.format == "table" and output.mode == "append":
         provider = _table_append_provider(spark, output, table_info(spark, output.location))
+    if output.format == "table" and output.mode == "overwrite" and output.partition_by:
+        info = table_info(spark, output.location)
+        if info is not None and sorted(info.partition_by) != sorted(output.partition_by):
+            raise ConfigError(
+                f"table {output.location}: overwrite with partition_by [{', '.join(output.partition_by)}] of a "
+                f"table partitioned by [{', '.join(info.partition_by)}] (an overwrite keeps the table's layout)"
+            )
     if kind(spark) == CONNECT and output.mode == "append" and "delta" not in (output.format, provider):
         # a retried plain-file append would add its rows twice: the run's earlier files cannot be removed
         what = "table" if output.format == "table" else "path"
@@ -566,11 +715,36 @@ def replace_delta_partition(frame: DataFrame, path: str, values: dict[str, str],
         writer.mode("append").save(path)
 
 
-def partition_dir(column: str, value: str) -> str:
-    """`column=value` for values that need no escaping (run ids, simple names)."""
-    if not _SAFE_VALUE.match(value):
-        raise ConfigError(f"partition value for {column} has characters that need escaping")
-    return f"{column}={value}"
+def escape_path_name(value: str) -> str:
+    """A partition value (or column name) as Spark writes it in a directory name (`escapePathName`)."""
+    return "".join(f"%{ord(c):02X}" if c in _ESCAPED_CHARS else c for c in value)
+
+
+def unescape_path_name(name: str) -> str:
+    """The value a Spark partition directory name stands for (`unescapePathName`: `%XX` decoded)."""
+    return re.sub(r"%([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), name)
+
+
+def partition_dir(column: str, value: str | None) -> str:
+    """`column=value` exactly as Spark names the partition directory (escaped; null or empty as Hive's default)."""
+    text = NULL_PARTITION if value is None or value == "" else escape_path_name(value)
+    return f"{escape_path_name(column)}={text}"
+
+
+def partition_value(name: str) -> str | None:
+    """The value of one `column=value` directory name (None for Spark's null partition)."""
+    text = name.split("=", 1)[1]
+    return None if text == NULL_PARTITION else unescape_path_name(text)
+
+
+def validate_run_id(run_id: str) -> str:
+    """Refuse a run id that cannot name the run's directories and transactions; before any Spark work."""
+    if not isinstance(run_id, str) or not _RUN_ID.match(run_id):
+        raise ConfigError(
+            f"run id {run_id!r}: use 1-128 characters, letters and digits first, then also . _ : + @ - "
+            "(it names the run's staging directory and its quarantine and report partitions)"
+        )
+    return run_id
 
 
 def dataset_identity(spark: SparkSession, output: Output) -> tuple[str, str]:
@@ -749,7 +923,8 @@ def _read_back(write: StagedWrite) -> int:
     if not values:
         return 0
     match = reduce(lambda a, b: a | b, [
-        reduce(lambda a, b: a & b, [F.col(f"`{k}`").cast("string") == str(v) for k, v in value.items()])
+        reduce(lambda a, b: a & b, [F.col(f"`{k}`").isNull() if v is None else F.col(f"`{k}`").cast("string") == str(v)
+                                    for k, v in value.items()])
         for value in values])
     return stored.where(match).count()
 
