@@ -14,6 +14,12 @@ Usage: spark-submit … tests/enforce_job.py STEP TARGET [SEED_CSV]
   jdbc       the seed appended by name to TARGET in the session's `jdbc` catalog (Spark's JDBC table catalog)
   formats    the seed appended as csv, json and orc to TARGET_csv, TARGET_json, TARGET_orc
   table      saveAsTable TARGET (a table name), then CTAS TARGET_ctas from it
+  tables     saveAsTable TARGET, a new table (mode errorifexists), then CTAS TARGET_ctas from it; prints
+             `files=…` (the table's files), then saveAsTable TARGET again with mode overwrite (the existing table)
+  queries    fifty plain queries, then the seed appended to TARGET as parquet; prints `results_listeners=N`, the
+             session's query execution listeners of the extension
+  stream     the seed, copied into TARGET_source, streamed by Structured Streaming into TARGET as parquet (the
+             file sink, one availableNow trigger, checkpoint TARGET_checkpoint)
   failing    the seed appended to TARGET as parquet, where order 6 raises: a write whose job fails by itself
   local      the seed as an inline table (SELECT * FROM VALUES …) appended to TARGET as parquet; then an empty
              selection of it appended too; then the seed again, with backslashes in string literals kept as
@@ -21,6 +27,8 @@ Usage: spark-submit … tests/enforce_job.py STEP TARGET [SEED_CSV]
 Prints one line: `rows=N` (the rows the step read), then exits 0; a failed write raises.
 """
 
+import os
+import shutil
 import sys
 
 from pyspark.sql import SparkSession
@@ -77,6 +85,25 @@ def main(step: str, target: str, seed: str) -> None:
         elif step == "table":
             orders.write.mode("append").saveAsTable(target)
             spark.sql(f"CREATE TABLE {target}_ctas USING parquet AS SELECT * FROM {target}")
+        elif step == "tables":
+            orders.write.saveAsTable(target)
+            spark.sql(f"CREATE TABLE {target}_ctas USING parquet AS SELECT * FROM {target}")
+            print("files=" + ",".join(sorted(os.path.basename(f) for f in spark.table(target).inputFiles())), flush=True)
+            orders.write.mode("overwrite").saveAsTable(target)
+        elif step == "queries":
+            for _ in range(50):
+                spark.range(1).count()
+            orders.write.mode("append").parquet(target)
+            listeners = spark._jsparkSession.listenerManager().listListeners()
+            ours = [x for x in listeners if x.getClass().getName().startswith("io.github.dqgovernance.")]
+            print(f"results_listeners={len(ours)}")
+        elif step == "stream":
+            os.makedirs(f"{target}_source", exist_ok=True)
+            shutil.copy(seed, f"{target}_source")
+            query = (spark.readStream.schema(orders.schema).option("header", True).csv(f"{target}_source")
+                     .writeStream.format("parquet").option("checkpointLocation", f"{target}_checkpoint")
+                     .trigger(availableNow=True).start(target))
+            query.awaitTermination()
         else:
             raise SystemExit(f"unknown step {step}")
         print(f"rows={orders.count()}")

@@ -141,6 +141,10 @@ def work(tmp_path_factory):
         _contract(work, "orders_ansi", path=str(work / "ansi"), extra_rules=[ANSI_RAISING]),
         _contract(work, "orders_dpo", path=str(work / "dpo")),
         _contract(work, "orders_local", path=str(work / "local")),
+        *[_contract(work, name, table=name) for name in ("orders_new", "orders_new_ctas", "orders_new_bad")],
+        _contract(work, "orders_queries", path=str(work / "queries")),
+        _contract(work, "orders_stream", path=str(work / "stream")),
+        *[_contract(work, name, table=name) for name in ("orders_hive", "orders_hive_ctas")],
     ]
     # a warn policy: only the job's own failure can make its run failed
     fails = _contract(work, "orders_fails", path=str(work / "failing"))
@@ -294,6 +298,81 @@ def test_block_mode_refuses_a_static_overwrite_up_front(work):
     assert proc.returncode != 0
     assert "block mode refuses a static overwrite of file:" in proc.stderr
     assert _tree_digest(target) == before
+
+
+def test_block_mode_creates_new_tables_of_valid_rows_and_refuses_to_overwrite_an_existing_one(work):
+    # saveAsTable and CTAS of a new table write in Overwrite mode to a location that holds nothing: measured and
+    # judged before their commit, as an append is. Overwriting the existing table would delete its files first.
+    events = work / "new_tables.jsonl"
+    flags = _flags(work, work / "orders_new.yaml", events, "block", work / "manifest.json")
+    proc = _submit(work, flags, "tables", "orders_new", str(work / "good.csv"))
+    assert proc.returncode != 0
+    for table in ("orders_new", "orders_new_ctas"):
+        governed = [d for e, d in _governed_outputs(_events(events), f"/warehouse/{table}")
+                    if e["eventType"] == "COMPLETE"]
+        assert governed, table
+        facet = governed[-1]["facets"]["dqgov_dataContract"]
+        assert (facet["name"], facet["written_rows"], facet["valid_rows"], facet["vetoed"]) == (table, 2, 2, False)
+    assert ("block mode refuses a static overwrite of spark_catalog.default.orders_new (contract orders_new)"
+            in proc.stderr)
+    files = [line.split("=", 1)[1].split(",") for line in proc.stdout.splitlines() if line.startswith("files=")]
+    assert files and files[0] == sorted(p.name for p in (work / "warehouse" / "orders_new").glob("part-*"))
+
+
+def test_block_mode_vetoes_a_new_table_that_fails_the_gate_and_creates_nothing(work):
+    events = work / "new_bad.jsonl"
+    flags = _flags(work, work / "orders_new_bad.yaml", events, "block", work / "manifest.json")
+    proc = _submit(work, flags, "tables", "orders_new_bad", str(SEED))
+    assert proc.returncode != 0
+    lines = [line for line in proc.stderr.splitlines() if "GovernanceVetoException: " in line]
+    assert lines[0].split("GovernanceVetoException: ", 1)[1] == (
+        "dq-governance: write to spark_catalog.default.orders_new_bad blocked by contract orders_new_bad (valid "
+        "ratio 0.4286 is below minimum_valid_ratio 0.99); 7 row(s) checked, 3 valid; nothing was committed")
+    assert "files=" not in proc.stdout  # the job stopped at the first write: no CTAS, no overwrite
+    assert not [p for p in (work / "warehouse").glob("orders_new_bad*/**/*") if p.is_file()]
+
+
+def test_the_results_listener_is_registered_once_per_session_however_many_queries(work):
+    events = work / "queries.jsonl"
+    proc = _submit(work, _flags(work, work / "orders_queries.yaml", events, "observe", work / "manifest.json"),
+                   "queries", str(work / "queries"), str(SEED))
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "results_listeners=1" in proc.stdout.splitlines()  # not one more per query the session planned
+    facet = _governed_outputs(_events(events), "/queries")[-1][1]["facets"]["dqgov_dataContract"]
+    assert (facet["name"], facet["written_rows"], facet["valid_rows"]) == ("orders_queries", 7, 3)
+
+
+def test_a_streaming_file_sink_into_a_governed_path_says_in_one_line_that_it_is_not_measured(work):
+    target = work / "stream"
+    flags = _flags(work, work / "orders_stream.yaml", work / "stream.jsonl", "block", work / "manifest.json")
+    proc = _submit(work, flags, "stream", str(target), str(SEED))
+    assert proc.returncode == 0, proc.stderr[-4000:]  # block mode too: not measured, so never blocked
+    ours = [line.split("dq-governance extension: ", 1)[1] for line in proc.stderr.splitlines()
+            if "dq-governance extension: " in line]
+    assert ours == [f"contract orders_stream: streaming writes ({target}, FileStreamSink) are not measured by "
+                    "this release; they proceed ungoverned"]
+    import pyarrow.parquet as pq
+
+    assert sum(pq.read_table(p).num_rows for p in target.glob("part-*.parquet")) == 7
+
+
+def test_a_hive_format_table_says_in_one_line_that_it_is_not_measured(work):
+    # the spark-sql CLI's session has Hive support: a text table is written through Hive's serde (InsertIntoHiveTable,
+    # also the nested write of a Hive CTAS), past the writer the extension measures
+    flags = _flags(work, work / "orders_hive.yaml", work / "hive.jsonl", "block", work / "manifest.json")
+    sql = ("CREATE TABLE orders_hive (pedido_id BIGINT, cliente_id BIGINT, status STRING, valor DECIMAL(12,2), "
+           "data_pedido STRING, email STRING) STORED AS TEXTFILE; "
+           "INSERT INTO orders_hive VALUES (4, NULL, 'DESCONHECIDO', -5.00, 'x', 'x'); "
+           "CREATE TABLE orders_hive_ctas STORED AS TEXTFILE AS SELECT * FROM orders_hive; "
+           "SELECT COUNT(*) FROM orders_hive_ctas")
+    proc = _submit(work, flags, "-e", sql, tool="spark-sql")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    ours = [line.split("dq-governance extension: ", 1)[1] for line in proc.stderr.splitlines()
+            if "dq-governance extension: " in line]
+    assert ours == [f"contract {name}: Hive-format table writes (spark_catalog.default.{name}, InsertIntoHiveTable) "
+                    "are not measured by this release; they proceed ungoverned"
+                    for name in ("orders_hive", "orders_hive_ctas")]
+    assert proc.stdout.split()[-1] == "1"  # the CTAS wrote the inserted row
 
 
 def test_a_drop_rule_writes_exactly_the_rows_that_pass_it(spark, work):

@@ -24,7 +24,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * same-pass checks on top of its query. File-source path writes, {@code saveAsTable}, {@code INSERT INTO} and
  * CTAS reach Spark as an {@code InsertIntoHadoopFsRelationCommand} (CTAS in its nested execution); a Delta path
  * write as a {@code SaveIntoDataSourceCommand}; a Delta table by name as a DSv2 write ({@code AppendData} and
- * the overwrites). Other DSv2 tables are not measured and say so in one line. Writes that match no contract
+ * the overwrites). Other DSv2 tables, Hive-format tables and streaming sinks are not measured and say so in one
+ * line ({@link UnmeasuredWrites}). Writes that match no contract
  * keep their plan unchanged; any internal error leaves the write ungoverned. (Handlers catch {@code Exception}:
  * Spark's Scala code throws checked exceptions, such as {@code AnalysisException}, that Java sees undeclared.)
  */
@@ -50,6 +51,7 @@ final class EnforceWrites extends Rule<LogicalPlan> {
       return tableWrite(plan, (V2WriteCommand) plan);
     }
     if (!(plan instanceof InsertIntoHadoopFsRelationCommand)) {
+      UnmeasuredWrites.warn(plan, session);
       return plan;
     }
     InsertIntoHadoopFsRelationCommand cmd = (InsertIntoHadoopFsRelationCommand) plan;
@@ -87,7 +89,8 @@ final class EnforceWrites extends Rule<LogicalPlan> {
       if (!hasChecks(entry)) {
         return plan;
       }
-      if (settings.block && cmd.mode() == SaveMode.Overwrite && !cmd.dynamicPartitionOverwrite()) {
+      if (settings.block && cmd.mode() == SaveMode.Overwrite && !cmd.dynamicPartitionOverwrite()
+          && holdsFiles(cmd.outputPath())) {
         // Spark deletes the old files before the job runs: a veto could not bring them back.
         throw new GovernanceVetoException("dq-governance: block mode refuses a static overwrite of " + target
             + " (contract " + contract + "): Spark deletes the old files before the checks run; append, or set "
@@ -100,6 +103,24 @@ final class EnforceWrites extends Rule<LogicalPlan> {
     } catch (Exception | LinkageError e) {
       stepAside(contract, target, e);
       return plan;
+    }
+  }
+
+  /**
+   * Whether a static overwrite has anything to lose: Spark deletes what the output path holds before the job
+   * runs. A CTAS or a {@code saveAsTable} that creates a table writes in Overwrite mode to the new table's
+   * location, which holds nothing (Spark refuses a non-empty one); so does a write to a new path: those are
+   * measured and judged before their commit like an append. A path that cannot be listed counts as holding
+   * files: the refusal is the safe side.
+   */
+  private boolean holdsFiles(org.apache.hadoop.fs.Path path) {
+    try {
+      org.apache.hadoop.fs.FileSystem fs = path.getFileSystem(session.sessionState().newHadoopConf());
+      return fs.exists(path) && fs.listStatusIterator(path).hasNext();
+    } catch (java.io.FileNotFoundException e) {
+      return false;
+    } catch (Exception e) {
+      return true;
     }
   }
 
@@ -179,10 +200,7 @@ final class EnforceWrites extends Rule<LogicalPlan> {
       if (manifest == null) {
         return cmd;
       }
-      String[] identity = identity(new org.apache.hadoop.fs.Path(target).toUri());
-      if (!identity[1].startsWith("/") && "file".equals(identity[0])) {
-        identity = identity(new java.io.File(target).getAbsoluteFile().toURI());
-      }
+      String[] identity = pathIdentity(target);
       Manifest.Entry entry = manifest.match(identity[0], identity[1], List.of());
       if (entry == null) {
         return cmd;
@@ -226,7 +244,7 @@ final class EnforceWrites extends Rule<LogicalPlan> {
         return plan;
       }
       target = relation.name();
-      String[] identity = tableIdentity(relation);
+      String[] identity = tableIdentity(session, relation);
       Manifest.Entry entry = manifest.match(identity[0], identity[1], List.<String[]>of(new String[] {"table", target}));
       if (entry == null) {
         return plan;
@@ -273,7 +291,7 @@ final class EnforceWrites extends Rule<LogicalPlan> {
   }
 
   /** The identity of a table's data: its location (the listener names the output by it), else its name. */
-  private String[] tableIdentity(DataSourceV2Relation relation) {
+  static String[] tableIdentity(SparkSession session, DataSourceV2Relation relation) {
     String location = relation.table().properties().get("location");
     if (location != null) {
       return identity(new org.apache.hadoop.fs.Path(location).toUri());
@@ -287,6 +305,15 @@ final class EnforceWrites extends Rule<LogicalPlan> {
       return identity(session.sessionState().catalog().defaultTablePath(id));
     }
     return new String[] {"", relation.name()};
+  }
+
+  /** The identity of a path a write names (an option's text): a relative local path is taken from the working directory. */
+  static String[] pathIdentity(String path) {
+    String[] identity = identity(new org.apache.hadoop.fs.Path(path).toUri());
+    if (!identity[1].startsWith("/") && "file".equals(identity[0])) {
+      identity = identity(new java.io.File(path).getAbsoluteFile().toURI());
+    }
+    return identity;
   }
 
   /** The (namespace, name) the OpenLineage listener gives a path: {@code file} + path, else scheme://authority + path. */

@@ -85,7 +85,8 @@ final class Judgement {
         continue;
       } else if ("dataset".equals(r.rule.level)) {
         reasons.add(("dataset rule " + r.rule.name + " failed: " + r.message).replaceAll(": $", ""));
-      } else if (BLOCKING_POLICIES.contains(checks.onFailure) && !hasRatio) {
+      } else if (BLOCKING_POLICIES.contains(checks.onFailure) && !hasRatio && r.rule.action == null) {
+        // a rule with its own drop / quarantine acts by it, not by the contract's policy (as checks/gate.py)
         reasons.add("row rule " + r.rule.name + " failed on " + r.failed + " row(s)");
       }
     }
