@@ -7,9 +7,10 @@ cannot disagree on it (a struct column declared PII covers its nested fields, an
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-from dq_governance.checks.result import RuleResult
+if TYPE_CHECKING:  # result.py builds report rows, which ask this module: a runtime import would be a cycle
+    from dq_governance.checks.result import RuleResult
 
 #: rule types whose metric or message holds values of the columns they read: an aggregate of them, the newest
 #: time of one (freshness: its age gives the time back), their sums beside a source's (reconcile)
