@@ -269,16 +269,18 @@ def _build_odcs(doc: SourceDocument) -> tuple[Contract | None, list[LintIssue]]:
 def _odcs_unchecked(doc: SourceDocument, contract: Contract) -> list[LintIssue]:
     """What the ODCS import keeps for export but nothing checks: one warning each, on its node."""
     kept = contract.extensions.get("odcs") or {}
-    out = [doc.issue(_node_path(doc.data, lambda n, o=obj: n == o), f"schema object `{obj.get('name')}` is not checked: a contract "
-                     f"checks one dataset (`{contract.dataset.name}`); kept for export", severity="warning")
+    out = [doc.issue(_node_path(doc.data, lambda n, o=obj: n == o), f"schema object `{obj.get('name')}` is not "
+                     f"checked: a contract checks one dataset (`{contract.dataset.name}`); kept for export",
+                     severity="warning")
            for obj in kept.get("objects") or [] if isinstance(obj, dict)]
     for raw in kept.get("checks") or []:
         check = raw.get("check") if isinstance(raw, dict) else None
         if not isinstance(check, dict) or check.get("type") == "text":  # prose, for readers
             continue
         what = check.get("metric") or check.get("rule") or check.get("engine") or check.get("type") or "check"
-        out.append(doc.issue(_node_path(doc.data, lambda n, c=check: n == c), f"check `{what}` has no equivalent rule: kept for export, "
-                             "not evaluated", severity="warning"))
+        out.append(doc.issue(_node_path(doc.data, lambda n, c=check: n == c),
+                             f"check `{what}` has no equivalent rule: kept for export, not evaluated",
+                             severity="warning"))
     for name, extra in (kept.get("properties") or {}).items():
         options = extra.get("logicalTypeOptions") if isinstance(extra, dict) else None
         for key in options if isinstance(options, dict) else ():

@@ -203,7 +203,8 @@ class FieldSpec(_Strict):
         # Options the field's type gives nothing to act on would be ignored without a word (issue: nothing silent).
         temporal = logical_type(self.type) in _TEMPORAL_TYPES or self.format in _TEMPORAL_TYPES
         mask = self.masking
-        by_date = mask is not None and mask.method == "generalize" and mask.bucket is None and mask.prefix_length is None
+        by_date = (mask is not None and mask.method == "generalize" and mask.bucket is None
+                   and mask.prefix_length is None)
         if self.date_format is not None and not (temporal or by_date):
             raise _refusal(("date_format",), f"`date_format` has no effect on a {self.type} field: it parses "
                                              "dates and timestamps", "declare `type: date` or `format: date`")
