@@ -11,6 +11,12 @@ Exactly once, for retries of a batch id (Spark replays the last uncommitted batc
 - after all writes, a marker `<checkpoint>/dq_commits/batch=<id>` is created; a batch whose marker
   exists is skipped entirely (no write, no report row, no lineage event).
 
+A batch the gate blocks (`on_failure: fail` / `block_publication`, a failed dataset rule, `minimum_valid_ratio`)
+publishes nothing to the target, writes what a blocked run writes (its report rows; under
+`block_publication` / `quarantine` its invalid rows as evidence), gets no marker, and raises
+GateFailedError: the query stops before Spark commits the batch, so its rows are not lost. Fix the cause
+and restart on the same checkpoint: Spark replays the batch, whose partitions are then replaced.
+
 Uniqueness: within a batch it is exact (the engine's unique rules). Across batches it needs state:
 - `key_table=PATH`: the keys of every published row, one parquet partition per batch
   (`PATH/<rule>/_dq_batch_id=<id>`), are the state. A key with a PII column is stored as its keyed HMAC
@@ -29,7 +35,8 @@ pyspark's Connect dependencies and dq_governance importable, e.g. through `PYTHO
 
 Lineage: one OpenLineage run for the streaming query (its run id derived from the checkpoint); every
 micro-batch emits one RUNNING event carrying that batch's quality facets (assertions, metrics, outputs,
-and the `dqgov_microBatch` run facet with the batch id); `StreamCheck.stop()` emits COMPLETE.
+and the `dqgov_microBatch` run facet with the batch id); `StreamCheck.stop()` emits COMPLETE, or FAIL with
+the terminating error's line when the query ended on one (a blocked batch).
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ import attr
 from openlineage.client.generated.base import RunFacet
 
 from dq_governance.checks.disclosure import touches_pii
+from dq_governance.errors import GateFailedError
 from dq_governance.lineage.emit import LineageEmitter
 from dq_governance.session import is_connect, mark, path_exists
 
@@ -138,14 +146,28 @@ class StreamCheck:
         return self.query.awaitTermination(timeout) if timeout is not None else self.query.awaitTermination()
 
     def stop(self) -> None:
-        """Stop the query and emit the stream's COMPLETE event."""
+        """Stop the query and emit the stream's COMPLETE event, or FAIL when an error (a blocked batch) ended it."""
         self.query.stop()
         if self.emitter is not None:
             from openlineage.client.event_v2 import RunState
 
-            self.emitter._guarded("COMPLETE", lambda: self.emitter._emit(  # type: ignore[union-attr]
-                RunState.COMPLETE, self.emitter._run_facets(), [], []))
+            error = self.query.exception()
+            if error is None:
+                self.emitter._guarded("COMPLETE", lambda: self.emitter._emit(  # type: ignore[union-attr]
+                    RunState.COMPLETE, self.emitter._run_facets(), [], []))
+            else:
+                self.emitter.fail(None, termination_reason(error))
             self.emitter.close()
+
+
+def termination_reason(error: Any) -> str:
+    """One line for a query's terminating error: a blocked batch's gate message, else the error's first line."""
+    text = str(getattr(error, "desc", None) or error)
+    marker = f"{GateFailedError.__name__}: "
+    for line in text.splitlines():
+        if marker in line:
+            return line.split(marker, 1)[1].strip()
+    return next((line.strip() for line in text.splitlines() if line.strip()), type(error).__name__)
 
 
 def batch_run_id(stream_key: str, batch_id: int) -> str:
@@ -270,7 +292,8 @@ class _BatchChecker:
                 from dq_governance.publish.report import write_report
 
                 write_report(spark, result.report_rows(), self.report)
-            mark(spark, self.marker(batch_id))  # committed: a replay of this batch id is now a no-op
+            if result.gate.publish:
+                mark(spark, self.marker(batch_id))  # committed: a replay of this batch id is now a no-op
             self._record(spark, batch_id, result, outputs=result.outputs)
             emitter = self.handle.emitter if self.handle else None
             if emitter is not None:
@@ -278,6 +301,11 @@ class _BatchChecker:
                 emitter.running(result, outputs, MicroBatchRunFacet(
                     batchId=int(batch_id), checkRunId=run_id, totalRows=result.total_rows,
                     validRows=result.valid_rows))
+            if not result.gate.publish:
+                # Returning would let Spark commit the batch's offsets with its rows published nowhere. Failing
+                # the query keeps them: no marker, no commit, and a restart replays the batch.
+                raise GateFailedError(f"{self.pipeline}: micro-batch {int(batch_id)} blocked by the quality gate, "
+                                      f"the query stops: {'; '.join(result.gate.reasons)}")
         finally:
             result.release()
 

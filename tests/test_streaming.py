@@ -149,3 +149,69 @@ def test_key_table_keeps_pii_keys_as_keyed_pseudonyms(spark, tmp_path, monkeypat
     assert sorted(r.id for r in spark.read.parquet(str(out / "valid")).collect()) == [1, 2, 4]
     quarantined = spark.read.parquet(str(out / "quarantine")).collect()
     assert [(r.id, list(r._dq_errors)) for r in quarantined] == [(3, ["cpf_unique_across_batches"])]
+
+
+def test_blocked_batch_stops_the_query_and_is_replayed_after_the_fix(spark, tmp_path):
+    """A batch the gate blocks is not committed: the query fails on it, its rows are not lost, and a restart
+    on the same checkpoint (the contract fixed) replays it, replacing its evidence and report rows."""
+    from pyspark.errors import StreamingQueryException
+
+    _write_batches(tmp_path / "in")
+    out = tmp_path / "out"
+    events = tmp_path / "events.jsonl"
+    blocking = _contract()
+    blocking.quality.on_failure = "block_publication"  # batch 0 repeats order 2: a failed error row rule blocks
+
+    def start(contract):
+        stream = (spark.readStream.schema(SCHEMA).option("header", True).option("maxFilesPerTrigger", 1)
+                  .csv(str(tmp_path / "in")))
+        return dq_governance.check_stream(
+            stream, contract, target=str(out / "valid"), quarantine=str(out / "quarantine"),
+            report=str(out / "report"), checkpoint=str(out / "checkpoint"), lineage=f"file:{events}", mask=False,
+            trigger={"availableNow": True})
+
+    handle = start(blocking)
+    with pytest.raises(StreamingQueryException, match="micro-batch 0 blocked by the quality gate"):
+        handle.await_termination(240)
+    handle.stop()
+    assert [(b["batch_id"], b["status"], b["published"]) for b in handle.batches] == [(0, "failed", False)]
+    assert not (out / "valid").exists()
+    assert not (out / "checkpoint" / "dq_commits").exists()
+    assert not (out / "checkpoint" / "commits" / "0").exists()  # Spark did not commit the batch's offsets
+    evidence = spark.read.parquet(str(out / "quarantine")).collect()
+    assert sorted((r["pedido_id"], r["_dq_disposition"]) for r in evidence) == [("2", "blocked"), ("2", "blocked")]
+    sent = [json.loads(line) for line in events.read_text().splitlines() if line.strip()]
+    assert [(e["eventType"], e["run"]["facets"].get("dqgov_microBatch", {}).get("batchId")) for e in sent] == [
+        ("RUNNING", 0), ("FAIL", None)]
+    assert sent[1]["run"]["facets"]["errorMessage"]["message"].startswith(
+        "orders: micro-batch 0 blocked by the quality gate, the query stops: row rule")
+
+    handle = start(_contract())  # fixed: routes per batch instead of blocking
+    handle.await_termination(240)
+    handle.stop()
+    assert [(b["batch_id"], b["valid_rows"], b["invalid_rows"]) for b in handle.batches] == [
+        (0, 1, 2), (1, 2, 1), (2, 2, 1)]
+    valid, bad, runs_written = _outputs(spark, out)
+    assert valid == [(1, 0), (1, 1), (7, 1), (8, 2), (9, 2)]
+    assert (bad, runs_written) == ([(2, "pedido_id_unique"), (2, "pedido_id_unique"), (3, "cliente_id_not_null"),
+                                    (5, "valor_range")], 3)
+    dispositions = {r["_dq_disposition"] for r in spark.read.parquet(str(out / "quarantine")).collect()}
+    assert dispositions == {"quarantined"}  # batch 0's blocked evidence was replaced, not kept beside
+    history = runs(read_history_rows(out / "report"))
+    assert sorted((r.total_rows, r.valid_rows) for r in history) == [(3, 1), (3, 2), (3, 2)]
+
+
+def test_blocked_batch_under_fail_writes_no_row_and_no_marker(spark, tmp_path):
+    from dq_governance.errors import GateFailedError
+
+    contract = _contract()
+    contract.quality.on_failure = "fail"
+    out = tmp_path / "out"
+    batch = spark.createDataFrame([row.split(",") for row in BATCHES[0]], SCHEMA)
+    handle = dq_governance.check_stream(
+        batch, contract, target=str(out / "valid"), quarantine=str(out / "quarantine"),
+        checkpoint=str(out / "checkpoint"), mask=False, start=False)
+    with pytest.raises(GateFailedError, match=r"micro-batch 0 blocked .*: row rule pedido_id_unique failed on 2 row"):
+        handle.process_batch(batch, 0)
+    assert [(b["total_rows"], b["valid_rows"], b["published"]) for b in handle.batches] == [(3, 1, False)]
+    assert sorted(p.name for p in out.glob("*")) == []  # neither output, and no commit marker

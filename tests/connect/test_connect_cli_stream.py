@@ -189,3 +189,30 @@ def test_check_stream_per_batch_results_come_from_durable_storage(spark, tmp_pat
     schema = json.loads((REPO / "docs" / "facets" / "MicroBatchRunFacet.json").read_text())
     facet = sent[2]["run"]["facets"]["dqgov_microBatch"]
     assert set(schema["required"]) <= set(facet) and (facet["totalRows"], facet["validRows"]) == (3, 2)
+
+
+def test_check_stream_blocked_batch_stops_the_query_on_connect(spark, tmp_path):
+    """The server's worker raises on a blocked batch: the query fails uncommitted and stop() emits FAIL."""
+    from pyspark.errors import StreamingQueryException
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "part-0.csv").write_text(HEADER + "\n".join(BATCHES[0]) + "\n")
+    seed = load_contract(REPO / "contracts" / "orders.yaml")
+    seed.quality.on_failure = "fail"
+    seed.quality.minimum_valid_ratio = None
+    out = tmp_path / "out"
+    events = tmp_path / "events.jsonl"
+    stream = spark.readStream.schema(SCHEMA).option("header", True).csv(str(folder))
+    handle = dq_governance.check_stream(
+        stream, seed, target=str(out / "valid"), quarantine=str(out / "quarantine"),
+        checkpoint=str(out / "checkpoint"), lineage=f"file:{events}", mask=False, trigger={"availableNow": True})
+    with pytest.raises(StreamingQueryException, match="micro-batch 0 blocked by the quality gate"):
+        handle.await_termination(600)
+    handle.stop()
+    assert [(b["batch_id"], b["valid_rows"], b["published"]) for b in handle.batches] == [(0, 1, False)]
+    assert not (out / "valid").exists() and not (out / "quarantine").exists()
+    assert not (out / "checkpoint" / "commits" / "0").exists()
+    sent = [json.loads(x) for x in events.read_text().splitlines() if x.strip()]
+    assert [e["eventType"] for e in sent] == ["RUNNING", "FAIL"]
+    assert "micro-batch 0 blocked by the quality gate" in sent[1]["run"]["facets"]["errorMessage"]["message"]
