@@ -236,7 +236,7 @@ def execute(run: Run) -> CheckResult:
     except Exception as exc:
         if emitter is not None:
             text = str(exc) if isinstance(exc, DqGovernanceError) else f"{type(exc).__name__}: {_first_line(exc)}"
-            emitter.fail(run.result, text, outputs=[])
+            emitter.fail(run.result, text, outputs=run.written)  # what was published before the error
             emitter.close()
         _release(run.result)
         raise
@@ -325,13 +325,13 @@ def masking_state(contract: Contract, mask: bool, columns: list[str]) -> str:
 
 
 def input_identity(source: str | None, contract: Contract) -> tuple[str, str]:
-    """OpenLineage (namespace, name) of the input: a file path, else the contract's dataset."""
-    if source and ("/" in source or os.path.exists(source)) and "://" not in source:
+    """OpenLineage (namespace, name) of the input as the Spark listener names it; else the contract's dataset."""
+    from dq_governance.lineage.facets import dataset_identity
+
+    if source and ("://" in source or source.startswith("file:")):
+        return dataset_identity(source)  # one naming for URIs (s3a -> s3, no leading slash), as ingest reads them
+    if source and ("/" in source or os.path.exists(source)):
         return "file", str(Path(source).resolve())
-    if source and "://" in source:
-        scheme, _, rest = source.partition("://")
-        authority, _, path = rest.partition("/")
-        return f"{scheme}://{authority}", "/" + path
     return contract.dataset.namespace or "file", source or contract.dataset.name
 
 

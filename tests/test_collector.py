@@ -286,3 +286,14 @@ def test_negative_content_length_is_400(server):
     assert response.status == 400
     assert json.loads(response.read())["reason"] == "Content-Length is not a non-negative number"
     conn.close()
+
+
+def test_dqgov_serve_refuses_a_named_token_variable_that_is_not_set(tmp_path, monkeypatch, capsys):
+    """Asked for authentication, the collector does not start open instead: exit 2, one line, nothing bound."""
+    from dq_governance.cli import main
+
+    monkeypatch.delenv("MY_COLLECTOR_TOKEN", raising=False)
+    assert main(["serve", "--port", "0", "--db", str(tmp_path / "l.db"), "--token-env", "MY_COLLECTOR_TOKEN"]) == 2
+    assert capsys.readouterr().err == ("dqgov: error: --token-env MY_COLLECTOR_TOKEN: the variable is not set "
+                                       "(the collector would accept anyone)\n")
+    assert not (tmp_path / "l.db").exists()

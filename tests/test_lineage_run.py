@@ -66,3 +66,47 @@ def test_lineage_strict_turns_a_dead_endpoint_into_an_error(seed, tmp_path):
     with pytest.raises(LineageError):
         run(df, contract, target=str(tmp_path / "target"), quarantine=str(tmp_path / "quarantine"),
             lineage="http://marquez.invalid:5000", lineage_strict=True, source=CSV, raise_on_block=False)
+
+
+def test_an_error_after_publication_fails_the_run_with_its_published_outputs(seed, tmp_path):
+    """The report cannot be written (its path is a file), after the target and quarantine were promoted: the
+    FAIL event names both outputs, since they hold the run's rows."""
+    df, contract = seed
+    contract.quality.on_failure = "quarantine"
+    contract.quality.minimum_valid_ratio = None
+    events = tmp_path / "lineage.jsonl"
+    (tmp_path / "report").write_text("not a directory")
+    with pytest.raises(Exception):
+        run(df, contract, target=str(tmp_path / "target"), quarantine=str(tmp_path / "quarantine"),
+            report=str(tmp_path / "report"), lineage=f"file:{events}", source=CSV)
+    lines = [json.loads(line) for line in events.read_text().splitlines()]
+    assert [e["eventType"] for e in lines] == ["START", "FAIL"]
+    outputs = {o["name"].rsplit("/", 1)[-1]: o["outputFacets"]["outputStatistics"]["rowCount"]
+               for o in lines[1]["outputs"]}
+    assert outputs == {"target": 1, "quarantine": 6}
+
+
+def test_a_uri_input_is_named_as_the_listener_and_ingest_name_it(seed):
+    from dq_governance.pipeline import input_identity
+
+    _df, contract = seed
+    assert input_identity("s3a://lake/curated/orders", contract) == ("s3://lake", "curated/orders")
+    assert input_identity("s3://lake/curated/orders", contract) == ("s3://lake", "curated/orders")
+    assert input_identity("file:///data/orders.csv", contract) == ("file", "/data/orders.csv")
+    assert input_identity("hdfs://nn:8020/data/orders", contract) == ("hdfs://nn:8020", "/data/orders")
+    assert input_identity(None, contract) == (contract.dataset.namespace or "file", contract.dataset.name)
+
+
+def test_a_broken_openlineage_yml_is_refused_without_quoting_it(tmp_path):
+    from dq_governance.errors import ConfigError
+    from dq_governance.lineage.emit import transport_config
+
+    path = tmp_path / "openlineage.yml"
+    path.write_text('transport:\n  type: http\n  url: http://lineage:5000\n'
+                    '  auth: {type: api_key, apiKey: "tok-SECRET-123}\n')
+    with pytest.raises(ConfigError) as caught:
+        transport_config(str(path))
+    assert str(caught.value) == f"{path}:5:1: OpenLineage config is not valid YAML"  # where the parser gave up
+    path.write_text("- a list\n")
+    with pytest.raises(ConfigError, match="has no `transport` mapping"):
+        transport_config(str(path))

@@ -21,10 +21,15 @@ from dq_governance.lineage.graph import DEFAULT_DB
 @click.option("--max-body", type=click.IntRange(min=1), default=DEFAULT_MAX_BODY, show_default=True,
               help="Largest accepted request body in bytes (larger gives 413).")
 @click.option("--token-env", default=TOKEN_ENV, show_default=True,
-              help="Environment variable holding the bearer token; when it is set, requests need it.")
-def serve_command(host: str, port: int, db: Path, max_body: int, token_env: str) -> int:
+              help="Environment variable holding the bearer token; when it is set, requests need it "
+                   "(named explicitly, it must be set).")
+@click.pass_context
+def serve_command(ctx: click.Context, host: str, port: int, db: Path, max_body: int, token_env: str) -> int:
     """Receive OpenLineage events at POST /api/v1/lineage; answer GET /api/v1/impact and /healthz."""
     token = os.environ.get(token_env) or None
+    if token is None and ctx.get_parameter_source("token_env") is not click.core.ParameterSource.DEFAULT:
+        # asked for authentication: starting an open collector instead would be doing something else
+        raise ConfigError(f"--token-env {token_env}: the variable is not set (the collector would accept anyone)")
     try:
         server = make_server(db, host, port, max_body=max_body, token=token)
     except OSError as exc:

@@ -78,6 +78,12 @@ def transport_config(spec: str | None) -> dict[str, Any] | None:
             doc = yaml.safe_load(Path(text).read_text()) or {}
         except OSError as exc:
             raise ConfigError(f"{text}: cannot read OpenLineage config: {exc.strerror}") from None
+        except yaml.YAMLError as exc:  # its message quotes the offending line, which may hold the API key
+            mark = getattr(exc, "problem_mark", None)
+            where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
+            raise ConfigError(f"{text}{where}: OpenLineage config is not valid YAML") from None
+        if not isinstance(doc, dict):
+            raise ConfigError(f"{text}: OpenLineage config has no `transport` mapping")
         if not isinstance(doc.get("transport"), dict):
             raise ConfigError(f"{text}: OpenLineage config has no `transport` mapping")
         return doc["transport"]
