@@ -30,9 +30,9 @@ def diff_command(old: Path, new: Path, lineage_db: Path | None, fail_on: str | N
     report = diff_contracts(old_contract, new_contract, rules=load_rules(rules_file), old_name=str(old),
                             new_name=str(new))
     if lineage_db is not None:
-        from dq_governance.lineage.graph import LineageGraph
+        from dq_governance.lineage.graph import LineageGraph, store_errors
 
-        with LineageGraph(lineage_db, create=False) as graph:
+        with store_errors(lineage_db), LineageGraph(lineage_db, create=False) as graph:
             attach_consumers(report, old_contract, graph)
     if fmt == "json":
         click.echo(json.dumps(report.as_dict(), indent=2))

@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from dq_governance.cli.app import cli
-from dq_governance.lineage.graph import DEFAULT_DB, LineageGraph
+from dq_governance.errors import InputDataError
+from dq_governance.lineage.graph import DEFAULT_DB, LineageGraph, store_errors
 from dq_governance.lineage.impact import DIRECTIONS, FORMATS, impact, render, resolve_target
 
 
@@ -24,12 +25,15 @@ from dq_governance.lineage.impact import DIRECTIONS, FORMATS, impact, render, re
 def impact_command(target: str, db: Path, namespace: str | None, direction: str, depth: int | None, fmt: str,
                    output: Path | None) -> int:
     """Datasets, columns, jobs, owners, contracts and quality status reached from DATASET[.COLUMN]."""
-    with LineageGraph(db, create=False) as graph:
+    with store_errors(db), LineageGraph(db, create=False) as graph:
         result = impact(graph, resolve_target(graph, target, namespace), direction, depth)
         text = render(result, fmt)
     if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text, encoding="utf-8")
+        try:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise InputDataError(f"{output}: cannot write the impact report: {exc.strerror or exc}") from None
         click.echo(f"wrote {output} ({len(result.hits)} hit(s))")
     else:
         click.echo(text, nl=False)

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from dq_governance.cli.app import cli
-from dq_governance.lineage.graph import DEFAULT_DB, Attachment, IngestStats, LineageGraph
+from dq_governance.lineage.graph import DEFAULT_DB, Attachment, IngestStats, LineageGraph, store_errors
 
 CONTRACT_SUFFIXES = (".yaml", ".yml")
 
@@ -28,7 +28,7 @@ def ingest_command(files: tuple[Path, ...], db: Path) -> int:
 
     total = IngestStats()
     attached: list[str] = []
-    with LineageGraph(db) as graph:
+    with store_errors(db), LineageGraph(db) as graph:
         for path in files:
             if path.suffix in CONTRACT_SUFFIXES:
                 contract, source = load_contract_with_source(path)

@@ -49,6 +49,8 @@ class Finding:
     field: str | None = None
     requires_approval: bool = False
     consumers: list[dict[str, Any]] | None = None
+    #: why `consumers` is None although a lineage store was given (its dataset is not in the store)
+    consumers_unknown: str | None = None
 
 
 @dataclass
@@ -88,8 +90,16 @@ class DiffReport:
     def as_dict(self) -> dict[str, Any]:
         """JSON-friendly form."""
         return {"old": self.old_name, "new": self.new_name, "overall": self.overall,
-                "findings": [asdict(f) for f in self.findings],
+                "findings": [_finding_dict(f) for f in self.findings],
                 "version_check": asdict(self.version) if self.version else None}
+
+
+def _finding_dict(finding: Finding) -> dict[str, Any]:
+    """A finding as JSON; `consumers_unknown` only where it says why consumers are unknown (null)."""
+    out = asdict(finding)
+    if out["consumers_unknown"] is None:
+        del out["consumers_unknown"]
+    return out
 
 
 # --------------------------------------------------------------------------- the rule table
@@ -641,8 +651,11 @@ def diff_contracts(old: Contract, new: Contract, *, rules: dict[str, dict[str, A
 
 
 def attach_consumers(report: DiffReport, old: Contract, graph: Any) -> None:
-    """For each (potentially) incompatible finding, list downstream consumers from the lineage store."""
-    from dq_governance.lineage.impact import Target, impact
+    """For each (potentially) incompatible finding, list downstream consumers from the lineage store.
+
+    When the store does not hold the contract's dataset, consumers stay None (unknown, not "none") with the reason.
+    """
+    from dq_governance.lineage.impact import Target, column_fields, impact
 
     dataset = graph.contract_dataset(old)  # the node `lineage ingest` attaches the contract to
     cache: dict[str | None, list[dict[str, Any]]] = {}
@@ -650,14 +663,17 @@ def attach_consumers(report: DiffReport, old: Contract, graph: Any) -> None:
         if RANK[finding.change_class] < RANK["potentially"]:
             continue
         if dataset is None:
-            finding.consumers = []
+            finding.consumers = None
+            finding.consumers_unknown = f"dataset {old.dataset.name!r} is not in the lineage store"
             continue
-        column = finding.field.split(".")[0] if finding.field else None  # nested: the top column is what is read
+        column = finding.field
         if column not in cache:
-            field_id = graph.find_field(dataset[0], column) if column else None
-            target = Target(dataset[0], dataset[1], dataset[2], column if field_id else None, field_id)
+            # a nested field is read through its struct (and a struct through its fields): impact starts from all
+            fields = column_fields(graph, dataset[0], column) if column else []
+            target = Target(dataset[0], dataset[1], dataset[2], column if fields else None,
+                            fields[0] if fields else None)
             result = impact(graph, target, "downstream")
-            unknown_column = column is not None and field_id is None  # lineage has no column: dataset level
+            unknown_column = column is not None and not fields  # lineage has no such column: dataset level
             cache[column] = [{"namespace": h.namespace, "dataset": h.dataset, "column": h.column,
                               "owners": h.owners, "jobs": h.jobs, "coarse": h.coarse or unknown_column,
                               "distance": h.distance, "quality_status": h.quality_status} for h in result.hits]
@@ -676,6 +692,8 @@ def render_table(report: DiffReport) -> str:
     for f in report.findings:
         flag = "  [governance approval required]" if f.requires_approval else ""
         lines.append(f"{f.change_class:<12}  {f.rule:<16}  {f.subject:<{width}}  {f.detail}{flag}")
+        if f.consumers_unknown:
+            lines.append(f"{'':14}consumers: unknown: {f.consumers_unknown}")
         if f.consumers is not None:
             if not f.consumers:
                 lines.append(f"{'':14}consumers: none found in the lineage store")

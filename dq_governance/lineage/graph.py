@@ -10,9 +10,11 @@ idempotent and indifferent to START/COMPLETE arriving out of order. A malformed 
 with a counted, logged reason; it never stops the ingest. The store is read with indexed queries,
 never loaded whole.
 
-A contract file attaches to the node its dataset already has (`contract_dataset`: by name, alias, or
-`dataset.path` as the Spark listener names it); a `dataset.name` that is not that node's name is kept
-as an alias of it, which `impact` and `diff --lineage` resolve.
+A contract file attaches to the node its dataset already has (`contract_dataset`: by name or `dataset.table`,
+alias, or `dataset.path` as the Spark listener names it); a `dataset.name` that is not that node's name is kept
+as an alias of it, which `impact` and `diff --lineage` resolve. So is every identifier of a dataset's `symlinks`
+facet: the Spark listener names a catalog table by its location and gives `db.table` only as a symlink.
+A facet sent with `_deleted: true` (OpenLineage's deletion) clears what the store kept from it.
 
 Bulk ingest (JSONL, thousands of events): one transaction per _BATCH events; rows gathered in memory and
 written with multi-row INSERTs (runs as upserts, in arrival order); new fields numbered in memory while
@@ -108,7 +110,8 @@ CREATE TABLE IF NOT EXISTS dataset_aliases (
   PRIMARY KEY (namespace, name)) WITHOUT ROWID;
 """
 # A contract's `dataset.name` that names another node (the one its `dataset.path` is, as the Spark listener
-# names it) is kept in dataset_aliases, so `impact curated.orders` and `diff --lineage` reach that node.
+# names it) is kept in dataset_aliases, so `impact curated.orders` and `diff --lineage` reach that node; so are
+# the identifiers of a `symlinks` facet (`default.crm_customers` for a table's warehouse path).
 
 
 @dataclass(frozen=True)
@@ -146,6 +149,8 @@ _BATCHED = {
     "column_lineage": ("INSERT OR IGNORE INTO column_lineage (job_id, dataset_id)", 2, ""),
     "field_edges": ("INSERT OR IGNORE INTO field_edges (src, dst, job_id, type, subtype)", 5, ""),
     "dataset_deps": ("INSERT OR IGNORE INTO dataset_deps (src, dst_dataset, job_id, type, subtype)", 5, ""),
+    # A symlink names one node: the last event ingested that carries it decides (a moved table follows).
+    "dataset_aliases": ("INSERT OR REPLACE INTO dataset_aliases (namespace, name, dataset_id)", 3, ""),
 }
 _ROWS_PER_INSERT = 100  # multi-row VALUES: a third less CPU per row than executemany (7 x 100 < 999 parameters)
 
@@ -395,11 +400,11 @@ def _validate_input_fields(items: Any, where: str) -> None:
 def quality_status(dataset: dict) -> str | None:
     """passed / warned / failed from our contract facet, else from dataQualityAssertions; None if neither."""
     facets = dataset.get("facets") or {}
-    contract = facets.get(CONTRACT_FACET)
-    if isinstance(contract, dict) and str(contract.get("status", "")).lower() in QUALITY_STATUSES:
+    contract = _live(facets.get(CONTRACT_FACET))
+    if str(contract.get("status", "")).lower() in QUALITY_STATUSES:
         return str(contract["status"]).lower()
     for container in (_obj(dataset.get("inputFacets")), facets):
-        assertions = _obj(container.get("dataQualityAssertions")).get("assertions")
+        assertions = _live(container.get("dataQualityAssertions")).get("assertions")
         if isinstance(assertions, list) and assertions:
             failed = [a for a in assertions if isinstance(a, dict) and a.get("success") is False]
             if not failed:
@@ -411,6 +416,34 @@ def quality_status(dataset: dict) -> str | None:
 def _obj(value: Any) -> dict:
     """A facet (or part of one) as a dict; anything else reads as empty, so odd facets never stop an ingest."""
     return value if isinstance(value, dict) else {}
+
+
+def _deleted(facet: Any) -> bool:
+    """Whether a facet is OpenLineage's deletion of it (`_deleted: true`): it clears, it carries no content."""
+    return type(facet) is dict and facet.get("_deleted") is True
+
+
+def _live(facet: Any) -> dict:
+    """A facet's content as a dict; a deleted or odd facet reads as empty."""
+    return {} if _deleted(facet) else _obj(facet)
+
+
+def _quality_cleared(dataset: dict) -> bool:
+    """Whether the event deletes a facet the quality status is read from (then no status means: clear it)."""
+    facets = dataset.get("facets") or {}
+    return (_deleted(facets.get(CONTRACT_FACET)) or _deleted(facets.get("dataQualityAssertions"))
+            or _deleted(_obj(dataset.get("inputFacets")).get("dataQualityAssertions")))
+
+
+def _symlinks(facet: Any, own: tuple[str, str]) -> tuple[tuple[str, str], ...] | None:
+    """The (namespace, name) identifiers of a `symlinks` facet other than the dataset's own; None without any."""
+    found = []
+    for item in _live(facet).get("identifiers") or ():
+        if type(item) is dict and _is_name(item.get("namespace")) and _is_name(item.get("name")):
+            key = (item["namespace"], item["name"])
+            if key != own and key not in found:
+                found.append(key)
+    return tuple(found) or None
 
 
 def _strip_meta(facet: dict) -> dict:
@@ -450,6 +483,7 @@ _NO_KIND = (("", ""),)
 _SINGLE_KINDS: dict[tuple[str, str], tuple[tuple[str, str]]] = {}
 #: the dataset facets whose latest value is kept per dataset (read by _plan_dataset and quality_status)
 _KEPT_FACETS = frozenset(("ownership", "tags", CONTRACT_FACET, "dataQualityAssertions", "documentation"))
+_CLEARED = ""  # a job owners value in a plan: the ownership facet was deleted (written as NULL)
 
 
 def _edge_kinds(item: dict) -> tuple[tuple[str, str], ...] | list[tuple[str, str]]:
@@ -482,7 +516,7 @@ def _edge_kinds(item: dict) -> tuple[tuple[str, str], ...] | list[tuple[str, str
 #   keys: the (namespace, name) of every dataset the event names, in order of first appearance; a dataset
 #         is referred to by its index in them
 #   dataset: (key index, schema [(path, type)] | None, field tags [(field, tags JSON, pii)] | None,
-#             updates [(datasets column, value)] | None)
+#             updates [(datasets column, value; None clears it)] | None, symlinks [(namespace, name)] | None)
 #   run: (runId, state | None, state time | None, start time | None, end time | None, parent runId | None)
 #   outputs: [(dataset, column lineage | None)]; column lineage: ([(output field, [input])], [input]) where
 #   an input is (key index, field, ((type, subtype), ...))
@@ -497,8 +531,11 @@ def _plan_event(event: dict, when: float) -> tuple:
     job_owners = None
     job_facets = job.get("facets")
     if job_facets:
-        owners = _obj(job_facets.get("ownership")).get("owners")
-        if isinstance(owners, list):
+        ownership = job_facets.get("ownership")
+        owners = _obj(ownership).get("owners")
+        if _deleted(ownership):
+            job_owners = _CLEARED
+        elif isinstance(owners, list):
             job_owners = json.dumps(_owner_names(owners))
     run = event.get("run")
     run_plan = None
@@ -521,35 +558,47 @@ def _plan_event(event: dict, when: float) -> tuple:
 
 
 def _plan_dataset(dataset: dict, keys: dict[tuple[str, str], int]) -> tuple:
-    """A dataset's key index, schema fields, field tags and the kept facets that change its row."""
-    index = keys.setdefault((dataset["namespace"], dataset["name"]), len(keys))
+    """A dataset's key index, schema fields, field tags, the kept facets that change its row, and its symlinks."""
+    key = (dataset["namespace"], dataset["name"])
+    index = keys.setdefault(key, len(keys))
     facets = dataset.get("facets")
     if not facets and not dataset.get("inputFacets"):
-        return (index, None, None, None)
+        return (index, None, None, None, None)
     facets = facets or {}
     schema_fields = _obj(facets.get("schema")).get("fields")
     schema = _shared_schema(schema_fields) if schema_fields else None
+    symlinks = _symlinks(facets["symlinks"], key) if "symlinks" in facets else None
     if facets.keys().isdisjoint(_KEPT_FACETS) and not dataset.get("inputFacets"):
-        return (index, schema, None, None)  # e.g. only schema and columnLineage
+        return (index, schema, None, None, symlinks)  # e.g. only schema, columnLineage and symlinks
     updates: list[tuple[str, Any]] = []
     field_tags = None
-    owners = _obj(facets.get("ownership")).get("owners")
-    if isinstance(owners, list):
+    # A deleted facet writes NULL to its column (under the same latest-by-eventTime rule as content).
+    ownership, tags_facet, documentation = facets.get("ownership"), facets.get("tags"), facets.get("documentation")
+    owners = _obj(ownership).get("owners")
+    if _deleted(ownership):
+        updates.append(("owners", None))
+    elif isinstance(owners, list):
         updates.append(("owners", json.dumps(_owner_names(owners))))
-    tags = _obj(facets.get("tags")).get("tags")
-    if isinstance(tags, list):
+    tags = _obj(tags_facet).get("tags")
+    if _deleted(tags_facet):
+        updates.append(("tags", None))
+    elif isinstance(tags, list):
         dataset_tags, field_tags = _split_tags(tags)
         updates.append(("tags", json.dumps(dataset_tags)))
     status = quality_status(dataset)
-    if status:
+    if status or _quality_cleared(dataset):
         updates.append(("quality_status", status))
     contract = facets.get(CONTRACT_FACET)
-    if isinstance(contract, dict):
+    if _deleted(contract):
+        updates.append(("contract", None))
+    elif isinstance(contract, dict):
         updates.append(("contract", json.dumps(_strip_meta(contract), sort_keys=True)))
-    description = _obj(facets.get("documentation")).get("description")
-    if isinstance(description, str):
+    description = _obj(documentation).get("description")
+    if _deleted(documentation):
+        updates.append(("description", None))
+    elif isinstance(description, str):
         updates.append(("description", description))
-    return (index, schema, field_tags, updates)
+    return (index, schema, field_tags, updates, symlinks)
 
 
 def _split_tags(tags: list) -> tuple[list[dict], list[tuple[str, str, int]]]:
@@ -589,17 +638,30 @@ class LineageGraph:
         self.path = Path(path)
         if not create and not self.path.exists():
             raise InputDataError(f"{self.path}: lineage store not found (run `dqgov lineage ingest` first)")
-        if create:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
+            if create:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(str(self.path), timeout=30, isolation_level=None, check_same_thread=False)
+        except (OSError, sqlite3.Error) as exc:
+            raise InputDataError(f"{self.path}: cannot open the lineage store: {_reason(exc)}") from None
+        try:
+            # Nothing is written before the file is known to be ours: another application's SQLite file
+            # must not get our tables (nor WAL mode). A new, empty file is ours only when creating.
+            tables = {row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if "meta" not in tables and (tables or not create):
+                raise InputDataError(f"{self.path}: not a lineage store (no `meta` table; "
+                                     "`dqgov lineage ingest --db` writes one)")
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA cache_size=-65536")  # 64 MiB page cache at most
             self.db.execute("PRAGMA temp_store=MEMORY")
             self.db.executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
-            raise InputDataError(f"{self.path}: not a lineage store: {exc}") from None
+            self.db.close()
+            raise InputDataError(f"{self.path}: not a lineage store: {_reason(exc)}") from None
+        except BaseException:
+            self.db.close()
+            raise
         self._dataset_ids: dict[tuple[str, str], int] = {}
         self._dataset_ids_old: dict[tuple[str, str], int] = {}
         self._field_ids: dict[tuple[int, str], int] = {}
@@ -971,6 +1033,8 @@ class LineageGraph:
                 self._rows[table] = []
                 if table == "io":
                     rows = list(dict.fromkeys(rows))  # a START and its COMPLETE name the same datasets
+                elif table == "dataset_aliases":
+                    rows = list({row[:2]: row for row in rows}.values())  # every run repeats them; the last wins
                 elif table == "events":
                     rows.sort()  # random digests: in key order each B-tree page is visited once
                     self._seen.clear()
@@ -1033,7 +1097,7 @@ class LineageGraph:
         if job_owners is not None:
             self.db.execute(
                 "UPDATE jobs SET owners = ?, owners_time = ? WHERE id = ? AND (owners_time IS NULL OR owners_time <= ?)",
-                (job_owners, when, job_id, when))
+                (job_owners or None, when, job_id, when))  # _CLEARED ("") is NULL
         if run is not None:
             self._rows["runs"].append((run[0], job_id, run[1], run[2], run[3], run[4], run[5]))
         io_rows = self._rows["io"]
@@ -1047,9 +1111,14 @@ class LineageGraph:
                 self._apply_column_lineage(lineage, job_id, dataset_id, ids)
 
     def _apply_dataset(self, plan: tuple, when: float, ids: list[int]) -> int:
-        """A dataset's id; its schema fields, field tags and kept facets written (latest by eventTime)."""
-        index, schema, field_tags, updates = plan
+        """A dataset's id; its schema fields, field tags and kept facets written (latest by eventTime), its
+        symlinks queued as aliases of it."""
+        index, schema, field_tags, updates, symlinks = plan
         dataset_id = ids[index]
+        if symlinks:
+            aliases = self._rows["dataset_aliases"]
+            for namespace, name in symlinks:
+                aliases.append((namespace, name, dataset_id))
         if schema:
             self._schema_fields(dataset_id, schema)
         if field_tags:
@@ -1093,15 +1162,18 @@ class LineageGraph:
     def contract_dataset(self, contract: Any, base_dir: str | Path | None = None) -> tuple[int, str, str] | None:
         """(id, namespace, name) of the node a contract describes, or None when no node matches.
 
-        Tried in order: `dataset.name` in its namespace, the name in any namespace (if unique), an alias from an
-        earlier attach, then `dataset.path` as the Spark listener names it (relative to base_dir, else the cwd).
-        A node that only a contract ever named (a store written before aliases) gives way to one with lineage.
+        Tried in order, for `dataset.name` and then `dataset.table`: the name in its namespace, in any namespace
+        (if unique), an alias (an earlier attach, a `symlinks` facet: in the contract's namespace, else in any);
+        then `dataset.path` as the Spark listener names it (relative to base_dir, else the cwd). A node that
+        only a contract ever named (a store written before aliases) gives way to one with lineage.
         """
         ds = contract.dataset
-        tries: list[tuple[str, str | None]] = [(ds.name, ds.namespace)] if ds.namespace else []
-        tries.append((ds.name, None))
-        candidates = [found[0] for found in (self.find_datasets(n, ns) for n, ns in tries) if len(found) == 1]
-        candidates += self.find_aliases(ds.name, ds.namespace)
+        candidates: list[tuple[int, str, str]] = []
+        for name in dict.fromkeys(n for n in (ds.name, ds.table) if n):
+            tries: list[tuple[str, str | None]] = [(name, ds.namespace)] if ds.namespace else []
+            tries.append((name, None))
+            candidates += [found[0] for found in (self.find_datasets(n, ns) for n, ns in tries) if len(found) == 1]
+            candidates += self.find_aliases(name, ds.namespace) or (self.find_aliases(name) if ds.namespace else [])
         path = _contract_path_identity(contract, base_dir)
         if path is not None:
             candidates += self.find_datasets(path[1], path[0])
@@ -1193,13 +1265,32 @@ class LineageGraph:
         return [tuple(r) for r in rows]
 
     def find_aliases(self, name: str, namespace: str | None = None) -> list[tuple[int, str, str]]:
-        """(id, namespace, name) of the datasets a contract's `dataset.name` is an alias of (attach_contract)."""
-        sql = ("SELECT d.id, d.namespace, d.name FROM dataset_aliases a JOIN datasets d ON d.id = a.dataset_id "
-               "WHERE a.name = ?")
+        """(id, namespace, name) of the datasets `name` is an alias of: a contract's `dataset.name`
+        (attach_contract) or a `symlinks` identifier; `namespace` is the alias's or the dataset's."""
+        sql = ("SELECT DISTINCT d.id, d.namespace, d.name FROM dataset_aliases a JOIN datasets d "
+               "ON d.id = a.dataset_id WHERE a.name = ?")
         args: tuple[str, ...] = (name,)
         if namespace is not None:
-            sql, args = sql + " AND a.namespace = ?", (name, namespace)
+            sql, args = sql + " AND (a.namespace = ? OR d.namespace = ?)", (name, namespace, namespace)
         return [tuple(r) for r in self.db.execute(sql + " ORDER BY d.id", args)]
+
+    def find_named(self, name: str, namespace: str | None = None) -> list[tuple[int, str, str]]:
+        """(id, namespace, name) of the datasets a name denotes: those of that name, else those it is an alias of.
+
+        A node of that name that no event names (only a contract created it) gives way to an aliased node
+        with lineage: a table's contract ingested before the listener's events named it by its location.
+        """
+        own = self.find_datasets(name, namespace)
+        if own and any(self._has_lineage(found[0]) for found in own):
+            return own
+        aliased = [found for found in self.find_aliases(name, namespace) if found not in own]
+        return [found for found in aliased if self._has_lineage(found[0])] or own or aliased
+
+    def nested_fields(self, dataset_id: int, name: str) -> list[int]:
+        """Ids of the known fields nested in a struct field (`address.city` in `address`), by name."""
+        rows = self.db.execute("SELECT id FROM fields WHERE dataset_id = ? AND name > ? AND name < ? ORDER BY name",
+                               (dataset_id, name + ".", name + "/"))  # "/" sorts right after "."
+        return [row[0] for row in rows]
 
     def dataset(self, dataset_id: int) -> dict[str, Any]:
         """A dataset's identity and latest facets."""
@@ -1334,6 +1425,21 @@ def _contract_path_identity(contract: Any, base_dir: str | Path | None) -> tuple
     from dq_governance.lineage.manifest import is_glob, path_identity  # the listener's naming (openlineage client)
 
     return None if is_glob(path) else path_identity(path, Path(base_dir) if base_dir is not None else None)
+
+
+def _reason(exc: BaseException) -> str:
+    """One line for an OSError or sqlite3 error: its strerror, else its message."""
+    text = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return text.splitlines()[0]
+
+
+@contextmanager
+def store_errors(path: str | Path) -> Iterator[None]:
+    """A sqlite3 error while a command reads or writes the store, as one InputDataError naming the file."""
+    try:
+        yield
+    except sqlite3.Error as exc:  # locked past the timeout, disk full, a damaged or foreign schema
+        raise InputDataError(f"{path}: lineage store error: {_reason(exc)}") from None
 
 
 def _owner_names(owners: list) -> list[str]:

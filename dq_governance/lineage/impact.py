@@ -4,7 +4,9 @@ Column-level impact follows field -> field edges. Where a job has no column line
 the walk falls back to dataset level through that job and marks the hit `coarse`. A column that a
 job uses for the whole output (filter, join, group by: the facet's `dataset` list) reaches that
 output as a dataset. The walk is breadth-first with a visited set, so cycles end and each hit
-carries a shortest path; `depth` caps the number of job hops.
+carries a shortest path; `depth` caps the number of job hops. A nested column (`address.city`) starts
+from its struct columns too, and a struct from its nested fields (`column_fields`): Spark's column
+lineage names the top-level column.
 """
 
 from __future__ import annotations
@@ -118,18 +120,16 @@ class ImpactResult:
 def resolve_target(graph: LineageGraph, text: str, namespace: str | None = None) -> Target:
     """Split DATASET[.COLUMN] against the known datasets: the longest matching dataset name wins.
 
-    A name is a dataset's own name, a relative path of a local file, or a contract's `dataset.name`, which
-    `lineage ingest` made an alias of the node the contract describes.
+    A name is a dataset's own name, a relative path of a local file, or an alias of a node: a contract's
+    `dataset.name` (`lineage ingest` made it one) or a `symlinks` identifier (a catalog table's `db.table`).
     """
     parts = text.split(".")
     for cut in range(len(parts), 0, -1):
         name = ".".join(parts[:cut])
-        found = graph.find_datasets(name, namespace)
+        found = graph.find_named(name, namespace)
         if not found and "/" in name and os.path.exists(name):
             # Spark and our emitter name local files by absolute path; accept the relative one too.
-            found = graph.find_datasets(os.path.abspath(name), namespace)
-        if not found:
-            found = graph.find_aliases(name, namespace)
+            found = graph.find_named(os.path.abspath(name), namespace)
         if not found:
             continue
         if len(found) > 1:
@@ -147,6 +147,16 @@ def resolve_target(graph: LineageGraph, text: str, namespace: str | None = None)
         return Target(dataset_id, ns, ds_name, column, field_id)
     where = f" in namespace {namespace!r}" if namespace else ""
     raise InputDataError(f"no dataset in the lineage store matches {text!r}{where}")
+
+
+def column_fields(graph: LineageGraph, dataset_id: int, column: str) -> list[int]:
+    """Known field ids an impact of a column starts from: the column, the structs it is nested in, its nested fields."""
+    # Spark's column lineage names the top-level column: a job reading `address` reads `address.city`, and a
+    # change to `address` reaches whoever reads a field nested in it.
+    parts = column.split(".")
+    names = [".".join(parts[:cut]) for cut in range(len(parts), 0, -1)]  # the column, then its parents
+    ids = [graph.find_field(dataset_id, name) for name in names]
+    return list(dict.fromkeys([i for i in ids if i is not None] + graph.nested_fields(dataset_id, column)))
 
 
 class _Walker:
@@ -222,11 +232,11 @@ class _Walker:
             out.append((node, steps))
         return out
 
-    def walk(self, start: Node, depth: int | None) -> Iterator[tuple[Node, int, bool, dict[Node, tuple]]]:
-        """Yield (node, distance, coarse, parents) for each node reached, nearest first (one level at a time)."""
+    def walk(self, starts: list[Node], depth: int | None) -> Iterator[tuple[Node, int, bool, dict[Node, tuple]]]:
+        """Yield (node, distance, coarse, parents) for each node reached from the start nodes, nearest first."""
         parents: dict[Node, tuple[Node, int, str]] = {}
-        seen = {start}
-        frontier: list[tuple[Node, bool]] = [(start, False)]
+        seen = set(starts)
+        frontier: list[tuple[Node, bool]] = [(start, False) for start in starts]
         distance = 0
         while frontier and (depth is None or distance < depth):
             following: list[tuple[Node, bool]] = []
@@ -267,17 +277,20 @@ def impact(graph: LineageGraph, target: Target, direction: str = "downstream", d
     if depth is not None and depth < 0:
         raise InputDataError("--depth must be 0 or more")
     result = ImpactResult(target, direction, depth)
-    start: Node = (target.dataset_id, target.field_id)
+    starts: list[Node] = [(target.dataset_id, target.field_id)]
+    if target.field_id is not None and target.column:  # the structs it is nested in, the fields nested in it
+        starts += [(target.dataset_id, f) for f in column_fields(graph, target.dataset_id, target.column)
+                   if f != target.field_id]
     info = graph.dataset(target.dataset_id)
     result.target_info = {**info, "pii": bool(target.field_id and graph.field(target.field_id)[2])}
     for way in (("downstream", "upstream") if direction == "both" else (direction,)):
         walker = _Walker(graph, way)
-        for node, distance, coarse, parents in walker.walk(start, depth):
-            result.hits.append(_hit(walker, way, start, node, distance, coarse, parents))
+        for node, distance, coarse, parents in walker.walk(starts, depth):
+            result.hits.append(_hit(walker, way, starts, node, distance, coarse, parents))
         seen_edges = set()
         for src, dst, job, coarse in walker.edges:
-            a = "target" if src == start else _node_key(way, src)
-            b = "target" if dst == start else _node_key(way, dst)
+            a = "target" if src in starts else _node_key(way, src)
+            b = "target" if dst in starts else _node_key(way, dst)
             edge = (a, b, walker.job(job)["name"], coarse) if way == "downstream" else (b, a, walker.job(job)["name"], coarse)
             if edge[:3] not in seen_edges:
                 seen_edges.add(edge[:3])
@@ -285,16 +298,16 @@ def impact(graph: LineageGraph, target: Target, direction: str = "downstream", d
     return result
 
 
-def _hit(walker: _Walker, way: str, start: Node, node: Node, distance: int, coarse: bool,
+def _hit(walker: _Walker, way: str, starts: list[Node], node: Node, distance: int, coarse: bool,
          parents: dict[Node, tuple]) -> Hit:
     chain: list[tuple[Node, int, str]] = []
     cursor = node
-    while cursor != start:
+    while cursor not in starts:
         prev, job, kind = parents[cursor]
         chain.append((cursor, job, kind))
         cursor = prev
     chain.reverse()
-    path = [{"node": walker.label(start)}]
+    path = [{"node": walker.label(cursor)}]  # the start it came from: the target, or its struct or nested field
     jobs: list[str] = []
     for step, job, kind in chain:
         job_name = walker.job_label(job)
