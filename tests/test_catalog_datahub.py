@@ -361,11 +361,16 @@ def test_rejected_batch_fails_the_contract_with_the_server_message():
                          "status": 422})
     DHServer(responses.mock)
     report = sync(pusher(), [contract([{"name": "a"}])])
-    (what, error), = report.failed
+    *entities, (what, error) = report.failed
     assert what == "contract orders"
     assert error.startswith("datahub rejected POST /aspects?action=ingestProposalBatch for ")
     assert error.endswith("HTTP 422: Failed to validate record with class com.linkedin.assertion.AssertionInfo")
     assert TOKEN not in error and report.exit_code == 1
+    # nothing was written, so nothing counts as created: what the refused batch carried failed with it
+    assert entities == [(f"dataset {DS}", "not written: the request carrying it failed"),
+                        ("assertion orders.a_type", "not written: the request carrying it failed"),
+                        ("dataContract orders", "not written: the request carrying it failed")]
+    assert (report.created, report.updated, report.writes) == ([], [], 0)
 
 
 def test_unknown_catalog_is_config_error():

@@ -559,13 +559,20 @@ def test_date_range_bounds_reach_both_catalogs_as_iso_text(tmp_path, capsys):
     contract = tmp_path / "events.yaml"
     contract.write_text(DATE_RANGES, encoding="utf-8")
     assert main(["sync", "--catalog", "datahub", "--dry-run", "--out", str(tmp_path / "dh"), str(contract)]) == 0
-    bounds = [r["body"] for n, r in read_files(tmp_path / "dh") if "assertionInfo" in n]
-    text = json.dumps(bounds)
-    assert '\\"minValue\\": {\\"value\\": \\"2024-01-01\\", \\"type\\": \\"STRING\\"}' in text
-    assert '\\"maxValue\\": {\\"value\\": \\"2024-04-01\\", \\"type\\": \\"STRING\\"}' in text
+    infos = [json.loads(r["body"]["proposal"]["aspect"]["value"]) for n, r in read_files(tmp_path / "dh")
+             if "assertionInfo" in n and r["method"] == "POST"]
+    ranges = {i["customProperties"]["rule"]: i["datasetAssertion"] for i in infos
+              if i["datasetAssertion"]["nativeType"] == "range"}
+    assert ranges["day_range"]["operator"] == "BETWEEN"  # the field's inclusive bounds
+    assert ranges["day_range"]["parameters"] == {"maxValue": {"value": "2024-12-31", "type": "STRING"},
+                                                 "minValue": {"value": "2024-01-01", "type": "STRING"}}
+    # the rule excludes its maximum, which BETWEEN cannot say: it goes as written, with the ISO bounds
+    assert (ranges["day_range_2"]["operator"], ranges["day_range_2"]["nativeParameters"]) == (
+        "_NATIVE_", {"column": "day", "min": "2024-03-01", "max": "2024-04-01", "max_exclusive": "true"})
     assert main(["sync", "--catalog", "openmetadata", "--dry-run", "--out", str(tmp_path / "om"), "--service", "s",
                  "--database", "d", str(contract)]) == 0
     cases = [r["body"] for n, r in read_files(tmp_path / "om") if n.endswith("PUT-dataQuality_testCases.json")]
     values = sorted((p["name"], p["value"]) for case in cases for p in case.get("parameterValues", []))
-    assert values == [("maxValue", "2024-04-01"), ("maxValue", "2024-12-31"),
-                      ("minValue", "2024-01-01"), ("minValue", "2024-03-01")]
+    assert values == [("maxValue", "2024-12-31"), ("minValue", "2024-01-01")]
+    assert ("  note: events: rule day_range_2 not pushed to OpenMetadata, nor its results: columnValuesToBeBetween "
+            "is inclusive and the rule excludes its maximum\n") in capsys.readouterr().out

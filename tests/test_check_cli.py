@@ -184,3 +184,60 @@ def test_help_says_flags_override_a_pipeline_config(capsys):
     assert "a flag given explicitly overrides the one setting it names" in out
     assert "a path without `/` (such as silver.orders_ok) is a catalog table, written as Delta" in out
     assert "--config PIPELINE_JSON A seed-001 pipeline JSON" in out
+
+
+TINY_CONTRACT = """contract: {name: tiny, version: "1.0.0", owner: "team:data"}
+dataset: {name: curated.tiny}
+schema:
+  fields:
+    - {name: id, type: long, required: true}
+"""
+
+
+def test_sync_failure_sets_the_exit_code_and_sync_out_is_a_dry_run(spark, tmp_path, capsys, monkeypatch):
+    import responses
+
+    from catalog_support import DH_URL, DHServer
+
+    class RefusingGms(DHServer):
+        def batch(self, request):
+            return 422, {"Content-Type": "application/json"}, json.dumps({"message": "Failed to validate record"})
+
+    contract, data = tmp_path / "tiny.yaml", tmp_path / "tiny.csv"
+    contract.write_text(TINY_CONTRACT, encoding="utf-8")
+    data.write_text("id\n1\n2\n3\n", encoding="utf-8")
+    monkeypatch.setenv("DQGOV_DATAHUB_URL", DH_URL)
+    monkeypatch.delenv("DQGOV_DATAHUB_TOKEN", raising=False)
+    monkeypatch.chdir(tmp_path)  # no project config
+    args = ["check", str(contract), "--input", str(data), "--output", str(tmp_path / "valid"), "--quarantine",
+            str(tmp_path / "q"), "--report", str(tmp_path / "report"), "--lineage", "none", "--sync", "datahub"]
+
+    # the gate passes and the data is published, but GMS refuses the write: exit 1, said on stderr and in the JSON
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
+        RefusingGms(rsps)
+        code = main([*args, "--json"])
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    assert code == 1 and summary["published"] is True and summary["gate"]["publish"] is True
+    sync = summary["catalog_sync"]
+    assert (sync["catalog"], sync["dry_run"], sync["created"], sync["updated"], sync["failed"], sync["writes"]) == (
+        "datahub", False, 0, 0, 5, 0)
+    refused = ("datahub rejected POST /aspects?action=ingestProposalBatch for 10 aspects of assertion "
+               "tiny.id_not_null, assertion tiny.id_type, dataContract tiny...: HTTP 422: Failed to validate record")
+    assert sync["failures"][-1] == {"what": "contract tiny", "error": refused}
+    assert [f["what"] for f in sync["failures"][:-1]] == [
+        "dataset urn:li:dataset:(urn:li:dataPlatform:spark,curated.tiny,PROD)", "assertion tiny.id_type",
+        "assertion tiny.id_not_null", "dataContract tiny"]
+    assert f"catalog datahub ({DH_URL}): 0 created, 0 updated, 0 unchanged, 5 failed\n" in captured.err
+    assert f"  FAILED contract tiny: {refused}\n" in captured.err
+
+    # --sync-out is a dry run even with a URL set: nothing is sent, the requests are files
+    out_dir = tmp_path / "requests"
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
+        code = main([*args, "--sync-out", str(out_dir)])
+        sent = len(rsps.calls)
+    printed = capsys.readouterr().out
+    assert (code, sent) == (0, 0)
+    assert len(list(out_dir.glob("*.json"))) > 0
+    assert f"catalog datahub (dry run, requests in {out_dir}): " in printed and " 0 failed\n" in printed
+    assert "  note: dry run: nothing was sent to the catalog URL that is set\n" in printed

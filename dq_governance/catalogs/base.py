@@ -4,6 +4,7 @@ Spark type parsing, and the PII-safe view of a rule result.
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 from abc import ABC, abstractmethod
@@ -265,14 +266,16 @@ def rule_bounds(rule: Any) -> tuple[float | None, float | None]:
             threshold = parse_threshold(text)
         except ThresholdSyntaxError:
             return None, None
+        # A threshold bounds a count (row_count, volume): the inclusive integer bounds say exactly the same.
+        value = threshold.value
         if threshold.operator == "between":
-            return threshold.value, threshold.upper
+            return math.ceil(value), math.floor(threshold.upper)  # type: ignore[arg-type]
         if threshold.operator in (">=", ">"):
-            low = threshold.value + (1 if threshold.operator == ">" else 0)
+            low = math.floor(value) + 1 if threshold.operator == ">" else math.ceil(value)
         elif threshold.operator in ("<=", "<"):
-            high = threshold.value - (1 if threshold.operator == "<" else 0)
-        elif threshold.operator == "=":
-            low = high = threshold.value
+            high = math.ceil(value) - 1 if threshold.operator == "<" else math.floor(value)
+        elif threshold.operator == "=" and value.is_integer():
+            low = high = int(value)
     return low, high
 
 

@@ -256,13 +256,14 @@ def _native_parameters(rule: Any) -> dict[str, str]:
     skip = {"name", "type", "severity", "action", "description", "dimension"}
     out = {}
     for key, value in rule.model_dump(mode="json", exclude_none=True).items():  # date bounds as ISO text
-        if key in skip or value in ([], {}, False):
+        if key in skip or value is False or value == [] or value == {}:  # not `in`: 0 == False would drop a 0 bound
             continue
         out[key] = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), sort_keys=True)
     return out
 
 
 def _bounds_operator(rule: Any) -> tuple[str, dict[str, Any]]:
+    # BETWEEN is inclusive: `_range` sends a rule with two bounds, one of them exclusive, as _NATIVE_ instead.
     low, high = rule_bounds(rule)
     if low is not None and high is not None:
         return "BETWEEN", {"maxValue": _std(high), "minValue": _std(low)}
@@ -312,10 +313,20 @@ def _field_values(operator: str, parameters: Callable[[Any], dict[str, Any]]) ->
     return build
 
 
-def _volume(rule: Any, ctx: AssertionContext) -> dict[str, Any]:
+def _range(rule: Any, ctx: AssertionContext) -> dict[str, Any]:
+    low, high = rule_bounds(rule)
+    if low is not None and high is not None and (rule.min_exclusive or rule.max_exclusive):
+        # No DataHub operator states `a < x < b` (BETWEEN includes both bounds): the rule as written, natively.
+        return _native(rule, ctx)
+    operator, parameters = _bounds_operator(rule)
+    return _column_dataset(lambda r, c: {"operator": operator, "parameters": parameters,
+                                         "aggregation": "IDENTITY"})(rule, ctx)
+
+
+def _row_count(rule: Any, ctx: AssertionContext) -> dict[str, Any]:
     low, high = rule_bounds(rule)
     if low is None and high is None:
-        return _native(rule, ctx)  # a history-based volume rule has no fixed bounds
+        return _native(rule, ctx)  # a threshold without fixed bounds (`!= 0`, `not between`, warn only)
     operator, parameters = _bounds_operator(rule)
     return {"type": "VOLUME", "volumeAssertion": {"type": "ROW_COUNT_TOTAL", "entity": ctx.dataset,
                                                   "rowCountTotal": {"operator": operator, "parameters": parameters}}}
@@ -336,26 +347,30 @@ def _freshness(rule: Any, ctx: AssertionContext) -> dict[str, Any]:
         "schedule": {"type": "FIXED_INTERVAL", "fixedInterval": {"unit": unit, "multiple": int(seconds // size)}}}}
 
 
-#: rule type -> assertionInfo body builder; anything else is a DATASET assertion with _NATIVE_ operator
+#: rule type -> assertionInfo body builder; anything else is a DATASET assertion with _NATIVE_ operator (so is a
+#: volume rule: its history-based check is more than a fixed row-count range)
 ASSERTIONS: dict[str, Callable[[Any, AssertionContext], dict[str, Any]]] = {
     "not_null": _column_dataset(lambda r, c: {"aggregation": "IDENTITY", "operator": "NOT_NULL"}),
     "unique": _column_dataset(lambda r, c: {"aggregation": "UNIQUE_PROPORTION", "operator": "EQUAL_TO",
                                             "parameters": {"value": _std(1)}}),
-    "range": _column_dataset(lambda r, c: dict(zip(("operator", "parameters"), _bounds_operator(r)),
-                                               aggregation="IDENTITY")),
+    "range": _range,
     "allowed_values": _field_values("IN", lambda r: {"value": _std(
         json.dumps(list(r.values), separators=(",", ":"), ensure_ascii=False), "SET")}),
     "regex": _field_values("REGEX_MATCH", lambda r: {"value": _std(r.pattern, "STRING")}),
-    "row_count": _volume,
-    "volume": _volume,
+    "row_count": _row_count,
     "sql": _sql,
     "freshness": _freshness,
 }
 
 
 def assertion_info(contract: Contract, dataset: str, rule: Any) -> dict[str, Any]:
-    """assertionInfo for one rule: column scope on the assertion, the dataset as its entity."""
-    body = ASSERTIONS.get(rule.type, _native)(rule, AssertionContext(contract, dataset))
+    """assertionInfo for one rule: column scope on the assertion, the dataset as its entity.
+
+    A filtered rule is always _NATIVE_ with its filter among the native parameters: a structured assertion
+    has no place for the filter and would state a check on every row.
+    """
+    builder = _native if getattr(rule, "filter", None) else ASSERTIONS.get(rule.type, _native)
+    body = builder(rule, AssertionContext(contract, dataset))
     if body["type"] == "DATASET":
         sub = body["datasetAssertion"]
         sub.setdefault("nativeType", rule.type)
@@ -419,6 +434,7 @@ class DataHubPusher(CatalogPusher):
         self.batch = batch and not transport.dry_run
         self.batch_size = max(1, min(batch_size, BATCH_MAX))
         self._queue: list[tuple[str, dict[str, Any]]] = []  # (entity label, proposal)
+        self._outcomes: list[tuple[str, str]] = []  # (created/updated, entity label) waiting for their writes
         self._config: dict[str, Any] | None = None
         self._assertions: dict[tuple[str, str], str] = {}
         self._pushed: set[str] = set()
@@ -465,37 +481,71 @@ class DataHubPusher(CatalogPusher):
 
     def _emit(self, entity: str, mcp: dict[str, Any]) -> None:
         self._queue.append((entity, mcp))
-        self.report.count_write()
+
+    def _record(self, outcome: str, entity: str) -> None:
+        """An entity's outcome: counted now when nothing of it waits to be sent, else once `flush` sent it."""
+        if outcome != UNCHANGED and any(label == entity for label, _ in self._queue):
+            self._outcomes.append((outcome, entity))
+        else:
+            self.report.record(outcome, entity)
 
     def flush(self) -> None:
-        """Send queued proposals: batches of up to 200 (and 15 MiB), or one by one."""
+        """Send queued proposals: batches of up to 200 (and 15 MiB), or one by one.
+
+        Writes and created/updated entities are counted once the server accepted them; when a request fails,
+        the entities it carried, and those still queued behind it, are counted as failed instead.
+        """
         queue, self._queue = self._queue, []
-        index = 0
-        while index < len(queue):
-            if self.batch:
-                chunk, size = [], 0
-                while index < len(queue) and len(chunk) < self.batch_size:
-                    encoded = len(json.dumps(queue[index][1]))
-                    if chunk and size + encoded > BATCH_MAX_BYTES:
-                        break
-                    chunk.append(queue[index])
-                    size += encoded
-                    index += 1
-                names = sorted({e for e, _ in chunk})
-                label = names[0] if len(names) == 1 else f"{len(chunk)} aspects of {', '.join(names[:3])}" + (
-                    "..." if len(names) > 3 else "")
-                reply = self.transport.request("POST", INGEST_BATCH, entity=label, headers=HEADERS, allow=(404,),
-                                               body={"proposals": [p for _, p in chunk], "async": "false"})
-                if reply.status != 404:
-                    continue
-                # This server predates ingestProposalBatch: fall back to single proposals for good.
-                self.batch = False
-                self.report.note("datahub server has no ingestProposalBatch; sent proposals one by one")
-                index -= len(chunk)
-            entity, mcp = queue[index]
-            self.transport.request("POST", INGEST, entity=entity, headers=HEADERS,
-                                   body={"proposal": mcp, "async": "false"})
-            index += 1
+        outcomes, self._outcomes = self._outcomes, []
+        accepted = sending = 0  # proposals accepted so far; end of the request in flight
+        try:
+            while accepted < len(queue):
+                if self.batch:
+                    chunk, size = [], 0
+                    sending = accepted
+                    while sending < len(queue) and len(chunk) < self.batch_size:
+                        encoded = len(json.dumps(queue[sending][1]))
+                        if chunk and size + encoded > BATCH_MAX_BYTES:
+                            break
+                        chunk.append(queue[sending])
+                        size += encoded
+                        sending += 1
+                    names = sorted({e for e, _ in chunk})
+                    label = names[0] if len(names) == 1 else f"{len(chunk)} aspects of {', '.join(names[:3])}" + (
+                        "..." if len(names) > 3 else "")
+                    reply = self.transport.request("POST", INGEST_BATCH, entity=label, headers=HEADERS,
+                                                   allow=(404,),
+                                                   body={"proposals": [p for _, p in chunk], "async": "false"})
+                    if reply.status != 404:
+                        accepted = sending
+                        continue
+                    # This server predates ingestProposalBatch: fall back to single proposals for good.
+                    self.batch = False
+                    self.report.note("datahub server has no ingestProposalBatch; sent proposals one by one")
+                entity, mcp = queue[accepted]
+                sending = accepted + 1
+                self.transport.request("POST", INGEST, entity=entity, headers=HEADERS,
+                                       body={"proposal": mcp, "async": "false"})
+                accepted = sending
+        except Exception:
+            self._settle(queue, accepted, max(sending, accepted), outcomes)
+            raise
+        self._settle(queue, accepted, accepted, outcomes)
+
+    def _settle(self, queue: list[tuple[str, dict[str, Any]]], accepted: int, attempted: int,
+                outcomes: list[tuple[str, str]]) -> None:
+        """Count the accepted writes and the outcomes of entities wholly written; the others failed."""
+        for _ in range(accepted):
+            self.report.count_write()
+        refused = {entity for entity, _ in queue[accepted:attempted]}
+        unsent = {entity for entity, _ in queue[attempted:]}
+        for outcome, entity in outcomes:
+            if entity in refused:
+                self.report.failed.append((entity, "not written: the request carrying it failed"))
+            elif entity in unsent:
+                self.report.failed.append((entity, "not sent: an earlier request failed"))
+            else:
+                self.report.record(outcome, entity)
 
     # -- push_contract ---------------------------------------------------------
     def validate(self, contract: Contract) -> None:
@@ -521,7 +571,7 @@ class DataHubPusher(CatalogPusher):
         self._editable_schema(contract, urn, label, have["editableSchemaMetadata"] or {})
         self._ownership(contract, urn, label, have["ownership"] or {})
         self._global_tags(contract, urn, label, have["globalTags"] or {})
-        self.report.record(CREATED if created else UPDATED if len(self._queue) > written else UNCHANGED, label)
+        self._record(CREATED if created else UPDATED if len(self._queue) > written else UNCHANGED, label)
         urns = self._assertion_infos(contract, urn)
         self._data_contract(contract, urn, urns)
         self._pushed.add(contract.name)
@@ -586,12 +636,12 @@ class DataHubPusher(CatalogPusher):
                 self._emit(label, proposal("assertion", urn, "assertionInfo", wanted))
                 # Older UIs hide assertions without a platform (DataHub PR #4507).
                 self._emit(label, proposal("assertion", urn, "dataPlatformInstance", {"platform": ENGINE_PLATFORM}))
-                self.report.record(CREATED, label)
+                self._record(CREATED, label)
             elif not contains(current, wanted):
                 self._emit(label, proposal("assertion", urn, "assertionInfo", wanted))
-                self.report.record(UPDATED, label)
+                self._record(UPDATED, label)
             else:
-                self.report.record(UNCHANGED, label)
+                self._record(UNCHANGED, label)
             self._assertions[(contract.name, rule.name)] = urn
             group = "schema" if rule.type in ("type", "schema") else "freshness" if rule.type == "freshness" \
                 else "dataQuality"
@@ -616,7 +666,7 @@ class DataHubPusher(CatalogPusher):
         if current_status is None or not contains(current_status, status):
             self._emit(label, proposal("dataContract", urn, "dataContractStatus", status))
             written = True
-        self.report.record(CREATED if current_props is None else UPDATED if written else UNCHANGED, label)
+        self._record(CREATED if current_props is None else UPDATED if written else UNCHANGED, label)
 
     # -- push_results ----------------------------------------------------------
     def push_results(self, contract: Contract, result: CheckResult) -> None:
@@ -643,11 +693,11 @@ class DataHubPusher(CatalogPusher):
         for (rule, urn), present in zip(pending, self._map(already_there, pending)):
             label = f"assertionRunEvent {contract.name}.{rule.name} run {result.run_id}"
             if present:
-                self.report.record(UNCHANGED, label)
+                self._record(UNCHANGED, label)
                 continue
             event = run_event(rule, urn, dataset, result.run_id, timestamp, total, pii)
             self._emit(label, proposal("assertion", urn, "assertionRunEvent", event))
-            self.report.record(CREATED, label)
+            self._record(CREATED, label)
         self.flush()
 
     # -- push_lineage ----------------------------------------------------------
@@ -680,7 +730,7 @@ class DataHubPusher(CatalogPusher):
                         fine.append(entry)
                         added.append(entry["downstreams"][0])
             if not added:
-                self.report.record(UNCHANGED, label)
+                self._record(UNCHANGED, label)
                 continue
             value: dict[str, Any] = {"upstreams": upstreams}
             if fine:
@@ -691,7 +741,7 @@ class DataHubPusher(CatalogPusher):
                 if source in added:
                     # Lineage search drops entities that exist only as references.
                     self._emit(label, proposal("dataset", source, "status", {"removed": False}))
-            self.report.record(UPDATED if current is not None else CREATED, label)
+            self._record(UPDATED if current is not None else CREATED, label)
         self.flush()
 
     # -- dry run ---------------------------------------------------------------

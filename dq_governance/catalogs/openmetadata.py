@@ -90,11 +90,25 @@ def parse_version(text: str) -> tuple[int, int, int]:
     return numbers[0], numbers[1], numbers[2]
 
 
+def supported(version: tuple[int, int, int]) -> bool:
+    """True for the versions this pusher speaks: 1.6 to 2.x."""
+    return (1, 6) <= version[:2] and version[0] < 3
+
+
 def profile_for(version: tuple[int, int, int]) -> Profile:
     """The newest profile whose `since` is <= the version; 1.6 to 2.x are supported."""
-    if version[:2] < (1, 6) or version[0] >= 3:
+    if not supported(version):
         raise CatalogError(f"OpenMetadata server {'.'.join(map(str, version))} is not supported (1.6 to 2.x)")
     return [p for p in PROFILES if version[:2] >= p.since][-1]
+
+
+def version_setting(text: str, source: str) -> tuple[int, int, int]:
+    """A server version given by an option or the config: parsed, and a ConfigError naming `source` if unsupported."""
+    version = parse_version(text)
+    if not supported(version):
+        raise ConfigError(f"{source} {text}: OpenMetadata {'.'.join(map(str, version))} is not supported "
+                          "(1.6 to 2.x)")
+    return version
 
 
 # --------------------------------------------------------------------------- mappings (data, not if-chains)
@@ -121,6 +135,7 @@ STATUS = {"passed": "Success", "failed": "Failed", "warned": "Failed", "skipped"
 
 
 def _params_range(rule: Any) -> list[dict[str, str]]:
+    # Inclusive bounds only: `skip_reason` keeps rules with an exclusive bound away from the between-tests.
     low, high = rule_bounds(rule)
     out = []
     if low is not None:
@@ -164,6 +179,34 @@ TEST_DEFINITIONS: dict[str, TestMapping] = {
     "row_count": TestMapping("tableRowCountToBeBetween", False, _params_range, None),
     "sql": TestMapping("tableCustomSQLQuery", False, _params_sql, None),
 }
+
+
+def skip_reason(rule: Any) -> str | None:
+    """Why a rule cannot be an OpenMetadata test case stating the contract's check exactly; None when it can."""
+    mapping = TEST_DEFINITIONS.get(rule.type)
+    if mapping is None:
+        return f"OpenMetadata has no test definition for {rule.type} rules"
+    if getattr(rule, "filter", None):
+        return "a test case cannot carry the rule's filter, so it would test every row"
+    columns = rule.target_columns
+    if mapping.column_test and len(columns) != 1:
+        return f"{mapping.definition} takes one column and the rule spans {len(columns)}"
+    if mapping.params is _params_range:
+        low, high = rule_bounds(rule)
+        if low is None and high is None:
+            return f"{mapping.definition} needs fixed bounds and the rule's threshold has none"
+        bounds = (("minimum", "min_exclusive", low), ("maximum", "max_exclusive", high))
+        excluded = [name for name, flag, bound in bounds if bound is not None and getattr(rule, flag, False)]
+        if excluded:
+            return f"{mapping.definition} is inclusive and the rule excludes its {' and '.join(excluded)}"
+    return None
+
+
+def dotless_tags(contract: Contract) -> list[str]:
+    """Contract tags OpenMetadata cannot take (not `Classification.Tag`), each with where it sits."""
+    out = [f"{t} (dataset)" for t in contract.dataset.tags if "." not in t]
+    out.extend(f"{t} (column {path})" for path, spec in contract.iter_fields() for t in spec.tags if "." not in t)
+    return out
 
 
 def tag_label(fqn: str) -> dict[str, str]:
@@ -229,7 +272,8 @@ class OpenMetadataPusher(CatalogPusher):
                  naming: CatalogNaming | None = None):
         super().__init__(transport, report, workers, naming)
         self.create_tables = create_tables
-        self._version: tuple[int, int, int] | None = parse_version(server_version) if server_version else None
+        self._version: tuple[int, int, int] | None = (version_setting(server_version, "server version")
+                                                      if server_version else None)
         self._tables: dict[str, dict[str, Any]] = {}
         self._owners: dict[tuple[str | None, str], dict[str, str] | None] = {}
         self._tags_ready: set[str] = set()
@@ -250,14 +294,20 @@ class OpenMetadataPusher(CatalogPusher):
     # -- version ---------------------------------------------------------------
     @property
     def version(self) -> tuple[int, int, int]:
-        """The server version, read once from GET /api/v1/system/version."""
+        """The server version, read once from GET /api/v1/system/version; an unsupported one is refused here,
+        before anything is written."""
         if self._version is None:
             reply = self.transport.request("GET", API + "/system/version", entity="server version")
             text = (reply.body or {}).get("version") if isinstance(reply.body, dict) else None
             if not text:
                 raise CatalogError("openmetadata: GET /api/v1/system/version returned no version")
-            self._version = parse_version(text)
+            try:
+                self._version = parse_version(text)
+            except ConfigError:  # the server's answer, not the user's input
+                raise CatalogError(f"openmetadata: GET /api/v1/system/version returned {str(text)[:40]!r}, "
+                                   "not X.Y.Z") from None
         self.report.server_version = ".".join(map(str, self._version))
+        profile_for(self._version)  # CatalogError for a server outside 1.6 to 2.x
         return self._version
 
     @property
@@ -268,11 +318,12 @@ class OpenMetadataPusher(CatalogPusher):
     # -- writes ----------------------------------------------------------------
     def _write(self, method: str, path: str, *, entity: str, body: Any, headers: dict[str, str] | None = None,
                allow: tuple[int, ...] = (), retry_statuses: frozenset[int] | None = None) -> Response:
-        self.report.count_write()
         kwargs: dict[str, Any] = {}
         if retry_statuses is not None:
             kwargs["retry_statuses"] = retry_statuses
-        return self.transport.request(method, path, entity=entity, body=body, headers=headers, allow=allow, **kwargs)
+        reply = self.transport.request(method, path, entity=entity, body=body, headers=headers, allow=allow, **kwargs)
+        self.report.count_write()  # counted once the server took it (a refusal raised above)
+        return reply
 
     def _get(self, path: str, *, entity: str, params: dict[str, Any] | None = None) -> Any:
         reply = self.transport.request("GET", path, entity=entity, params=params, allow=(404,))
@@ -285,8 +336,9 @@ class OpenMetadataPusher(CatalogPusher):
 
     def push_contract(self, contract: Contract) -> None:
         """Table (created if asked), descriptions, tags, owners, test suite and cases, data contract."""
-        self.version  # noqa: B018 - read the version before anything version-dependent
+        self.version  # noqa: B018 - read (and check) the version before anything is written
         fqn = self.naming.openmetadata_fqn(contract)
+        self._note_skipped(contract)
         owners = [ref for ref in (self._resolve_owner(p) for p in self._om_principals(contract)) if ref]
         for tag in table_tags(contract) + [t for _, spec in contract.iter_fields() for t in column_tags(spec)]:
             self._ensure_tag(tag)
@@ -296,6 +348,25 @@ class OpenMetadataPusher(CatalogPusher):
         if self.profile.contract_shape:
             self._ensure_data_contract(contract, table, owners)
         self._pushed.add(contract.name)
+
+    def _note_skipped(self, contract: Contract) -> None:
+        """One note per kind of contract content this pusher does not send, naming it and saying why."""
+        by_reason: dict[str, list[str]] = {}
+        for rule in contract.rules():
+            reason = skip_reason(rule)
+            if reason:
+                by_reason.setdefault(reason, []).append(rule.name)
+        for reason, names in by_reason.items():
+            self.report.note(f"{contract.name}: rule{'s' if len(names) > 1 else ''} {', '.join(names)} not pushed to "
+                             f"OpenMetadata, nor {'their' if len(names) > 1 else 'its'} results: {reason}")
+        for principal in contract_principals(contract):
+            if principal.role == "steward":
+                self.report.note(f"{contract.name}: steward {principal.name} not pushed to OpenMetadata: the "
+                                 "table's owners are the contract owner only")
+        tags = dotless_tags(contract)
+        if tags:
+            self.report.note(f"{contract.name}: tag{'s' if len(tags) > 1 else ''} {', '.join(tags)} not pushed to "
+                             "OpenMetadata: its tags are Classification.Tag names")
 
     def _om_principals(self, contract: Contract) -> list[Principal]:
         # OpenMetadata allows several users or one team as owners; the contract owner is the owner.
@@ -398,14 +469,9 @@ class OpenMetadataPusher(CatalogPusher):
         suite_fqn = self._ensure_suite(table)
         items = []
         for rule in contract.rules():
-            mapping = TEST_DEFINITIONS.get(rule.type)
-            if mapping is None:
+            if skip_reason(rule):  # noted by _note_skipped
                 continue
-            columns = rule.target_columns
-            if mapping.column_test and len(columns) != 1:
-                self.report.note(f"{contract.name}: rule {rule.name} spans {len(columns)} columns; "
-                                 f"{mapping.definition} takes one, so it is not pushed as a test case")
-                continue
+            mapping = TEST_DEFINITIONS[rule.type]
             body = test_case_body(table_name, fqn, rule, mapping, contract,
                                   suite_fqn if self.profile.test_suite_in_case else None)
             items.append((rule.name, body, test_case_fqn(fqn, rule, mapping, body["name"])))

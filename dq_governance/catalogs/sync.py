@@ -22,7 +22,7 @@ from dq_governance.catalogs.datahub import HEADERS as DATAHUB_HEADERS
 from dq_governance.catalogs.datahub import DataHubPusher
 from dq_governance.catalogs.dryrun import DryRunTransport
 from dq_governance.catalogs.naming import CATALOG_SETTINGS, SETTINGS, CatalogNaming, NameSettings
-from dq_governance.catalogs.openmetadata import OpenMetadataPusher
+from dq_governance.catalogs.openmetadata import OpenMetadataPusher, version_setting
 from dq_governance.catalogs.transport import HttpTransport, RetryPolicy, Secret, load_token
 from dq_governance.checks.result import CheckResult, GateDecision, RuleResult
 from dq_governance.contracts.model import Contract
@@ -80,16 +80,18 @@ def make_pusher(
     """
     from dq_governance.project_config import ProjectConfig
 
-    spec = CATALOGS.get(catalog)
-    if spec is None:
-        raise ConfigError(f"unknown catalog {catalog!r}; expected one of {', '.join(CATALOGS)}")
+    spec = _spec(catalog)
     project = project or ProjectConfig()
     names = names or NameSettings()
-    url = url or os.environ.get(spec.url_env) or project.section(catalog).url
+    url = catalog_url(catalog, url, project)
+    if catalog == "openmetadata" and server_version:  # before any request file or request: bad input is exit 2
+        version_setting(server_version, "--server-version")
     report = SyncReport(catalog)
     if dry_run or not url:
         transport: Any = DryRunTransport(out or default_out(catalog), catalog)
         report.dry_run = True
+        if url:
+            report.note("dry run: nothing was sent to the catalog URL that is set")
     else:
         if catalog == "openmetadata" and url.rstrip("/").endswith("/api"):
             url = url.rstrip("/")[: -len("/api")]  # paths carry /api/v1 themselves
@@ -109,6 +111,34 @@ def make_pusher(
         if given:
             report.note(f"{flag} applies to OpenMetadata only; ignored")
     return DataHubPusher(transport, report, batch=batch, workers=workers, naming=naming)
+
+
+def _spec(catalog: str) -> CatalogSpec:
+    spec = CATALOGS.get(catalog)
+    if spec is None:
+        raise ConfigError(f"unknown catalog {catalog!r}; expected one of {', '.join(CATALOGS)}")
+    return spec
+
+
+def catalog_url(catalog: str, url: str | None, project: ProjectConfig | None) -> str | None:
+    """The catalog URL: the argument, else `DQGOV_<CATALOG>_URL`, else the project config; None when none is set."""
+    from dq_governance.project_config import ProjectConfig
+
+    spec = _spec(catalog)
+    return url or os.environ.get(spec.url_env) or (project or ProjectConfig()).section(catalog).url or None
+
+
+def check_settings(catalog: str, *, url: str | None, dry_run: bool, project: ProjectConfig | None) -> None:
+    """Raise the ConfigError a sync would raise for its URL or token, before the work that precedes the sync."""
+    from dq_governance.project_config import ProjectConfig
+
+    spec = _spec(catalog)
+    url = catalog_url(catalog, url, project)
+    if dry_run or not url:
+        return
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError(f"{catalog}: catalog URL must start with http:// or https://, got {url!r}")
+    _token(spec, catalog, project or ProjectConfig())
 
 
 def _token(spec: CatalogSpec, catalog: str, project: ProjectConfig) -> Secret | None:

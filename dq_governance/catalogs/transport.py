@@ -75,12 +75,22 @@ def load_token(env_name: str, environ: dict[str, str] | None = None) -> Secret |
 
 
 def _one_token(text: str, source: str) -> Secret:
-    """The token, refused when it holds whitespace or control characters (a second line, a comment): an HTTP
-    header cannot carry them, and the HTTP library's own error would quote the whole value."""
-    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in text):
-        raise ConfigError(f"{source}: the token holds whitespace or control characters (a second line?); "
-                          "give the token alone")
+    """The token, refused when it holds whitespace or control characters (a second line, a comment) or any
+    character outside printable ASCII (a typographic quote picked up by copy-paste): an HTTP header cannot
+    carry them, and the HTTP library's own error would quote the whole value. Messages never show it."""
+    problem = token_problem(text)
+    if problem:
+        raise ConfigError(f"{source}: {problem}; give the token alone")
     return Secret(text)
+
+
+def token_problem(text: str) -> str | None:
+    """Why `text` cannot go in an Authorization header (never quoting it), or None when it can."""
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in text):
+        return "the token holds whitespace or control characters (a second line?)"
+    if any(not 33 <= ord(ch) <= 126 for ch in text):
+        return "the token holds a character that is not printable ASCII (a typographic quote from copy-paste?)"
+    return None
 
 
 @dataclass
@@ -168,6 +178,9 @@ class HttpTransport:
         self.session.headers.update(headers or {})
         self._token = token
         if token:
+            problem = token_problem(token.reveal())
+            if problem:  # a token handed in directly, not read by load_token
+                raise ConfigError(f"{catalog}: {problem}; give the token alone")
             self.session.headers["Authorization"] = f"Bearer {token.reveal()}"
         self.requests_sent = 0
 
@@ -209,6 +222,9 @@ class HttpTransport:
                             attempt + 1, self.retry.attempts)
             except requests.RequestException as exc:  # not transient; its text may quote a header (the token)
                 raise CatalogError(f"{self.catalog} {method} {path}: {type(exc).__name__}") from None
+            except UnicodeError as exc:  # http.client encodes headers as Latin-1; never quote what it refused
+                raise CatalogError(f"{self.catalog} {method} {path}: {type(exc).__name__} in a request header") \
+                    from None
             else:
                 if reply.status_code in allow or 200 <= reply.status_code < 300:
                     log.debug("%s %s %s -> %d", self.catalog, method, path, reply.status_code)

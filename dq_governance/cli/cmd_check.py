@@ -2,7 +2,9 @@
 
 A seed-001 pipeline JSON (as CONTRACT or `--config`) also says where to read and write: its `input`,
 `output`, `validations.outputs` and `report` are the defaults that explicit flags override.
-Exit codes: 0 published (passed or warned), 1 the gate blocked publication, 2 bad input.
+Exit codes: 0 published (passed or warned), 1 the gate blocked publication or the `--sync` catalog refused a
+write, 2 bad input (a contract or catalog setting `--sync` cannot use included). A failed sync never undoes
+the publication.
 """
 
 from __future__ import annotations
@@ -91,7 +93,9 @@ class Destination:
               help="Push this run's contract and results to a catalog.")
 @click.option("--sync-url", help="Catalog URL (default: DQGOV_<CATALOG>_URL, else <catalog>.url in "
               ".dqgov/config.yaml; none means a dry run). Catalog names come from that config too.")
-@click.option("--sync-out", help="Dry-run request folder (default: out/catalog/<catalog>).")
+@click.option("--sync-out", help="Dry run into this folder: the requests are written as files, not sent, even when "
+              "a catalog URL is set (as `dqgov sync --out`). Without a URL the sync is a dry run into "
+              "out/catalog/<catalog>.")
 @click.option("--remote", metavar="sc://HOST:PORT",
               help="Run on a Spark Connect server (like the pyspark shell's --remote). The server owns the "
               "listener, Delta and log settings, so dqgov sets none of them; paths are the server's. On Connect "
@@ -138,6 +142,10 @@ def check_command(
             raise ConfigError(f"--metrics-only writes no valid or quarantine output; drop {', '.join(given)}")
     contract, _ = resolve_contract(contract_path)
     project = _project_config() if sync_catalog else None  # a bad config stops the run before any Spark work
+    if sync_catalog:
+        from dq_governance.catalogs.sync import check_settings
+
+        check_settings(sync_catalog, url=sync_url, dry_run=sync_out is not None, project=project)  # URL, token
     plan = _plan(contract, contract_path, input_path=input_path, input_format=input_format, output=output,
                  output_format=output_format, mode=mode, merge_keys=merge_keys, quarantine=quarantine,
                  report=report, pipeline=pipeline, lineage=lineage, local_input=remote is None)
@@ -152,6 +160,7 @@ def check_command(
     else:
         spark, owned = _session(contract, plan.lineage, plan.pipeline or contract.name, listener=not no_listener,
                                 parent_run_id=parent_run_id, parent_job=parent_job, delta=uses_delta)
+    synced = None
     try:
         _require_delta(spark, uses_delta, written)
         if not metrics_only:
@@ -177,12 +186,15 @@ def check_command(
         tables = {where.table: where.location for where in written
                   if where.table and _register_table(spark, where)}
         if sync_catalog:
-            _sync(sync_catalog, contract, result, url=sync_url, project=project,
-                  out=sync_out or str(_DEFAULT_OUT / "catalog" / sync_catalog), quiet=as_json)
+            synced = _sync(sync_catalog, contract, result, url=sync_url, project=project,
+                           out=sync_out or str(_DEFAULT_OUT / "catalog" / sync_catalog), dry_run=sync_out is not None,
+                           quiet=as_json)
         if as_json:
             summary = result.summary()
             summary.update({"masking": result.masking, "outputs": result.outputs, "report": reported.location,
                             "tables": tables})
+            if synced is not None:
+                summary["catalog_sync"] = synced.as_dict()
             if show_failed:
                 summary["failed_sample"] = result.failed_rows
             click.echo(json.dumps(summary, default=str))
@@ -191,7 +203,10 @@ def check_command(
     finally:
         if owned:
             spark.stop()
-    return EXIT_OK if result.gate.publish else EXIT_GATE_FAILED
+    code = EXIT_OK if result.gate.publish else EXIT_GATE_FAILED
+    # The publication stands either way; the exit code says when the catalog sync failed (1) or could not use
+    # the contract or the catalog settings (2).
+    return max(code, synced.exit_code) if synced is not None else code
 
 
 # ------------------------------------------------------------------ flags + the pipeline config
@@ -407,20 +422,33 @@ def _project_config() -> Any:
     return load_project_config(None)
 
 
-def _sync(catalog: str, contract: Any, result: Any, *, url: str | None, project: Any, out: str,
-          quiet: bool) -> None:
-    """Push the run to a catalog; a catalog failure is reported but never undoes the publication."""
-    from dq_governance.catalogs.sync import sync_run
+def _sync(catalog: str, contract: Any, result: Any, *, url: str | None, project: Any, out: str, dry_run: bool,
+          quiet: bool) -> Any:
+    """Push the run to a catalog (a dry run into `out` when asked or without a URL) and print the outcome.
 
-    url = url or os.environ.get(f"DQGOV_{catalog.upper()}_URL") or project.section(catalog).url
-    report = sync_run(catalog, contract, result, url=url, out=out, dry_run=url is None, project=project)
+    A catalog failure never undoes the publication; it is in the returned SyncReport, whose exit code the
+    command takes. Under --json (`quiet`) the outcome goes in the JSON, and a failure also to stderr.
+    """
+    from dq_governance.catalogs.base import SyncReport
+    from dq_governance.catalogs.sync import catalog_url, sync_run
+
+    url = catalog_url(catalog, url, project)
+    dry_run = dry_run or url is None
+    try:
+        report = sync_run(catalog, contract, result, url=url, out=out, dry_run=dry_run, project=project)
+    except (ConfigError, ContractError) as exc:  # settings the catalog cannot use: bad input, data already published
+        report = SyncReport(catalog, dry_run=dry_run)
+        report.invalid.append((f"catalog {catalog}", str(exc)))
     problems = report.invalid + report.failed
+    where = f"dry run, requests in {out}" if report.dry_run else url
+    lines = [f"catalog {catalog} ({where}): {len(report.created)} created, {len(report.updated)} updated, "
+             f"{len(report.unchanged)} unchanged, {len(problems)} failed"]
+    lines += [f"  FAILED {what}: {error}" for what, error in problems]
     if not quiet:
-        where = f"dry run, requests in {out}" if report.dry_run else url
-        click.echo(f"catalog {catalog} ({where}): {len(report.created)} created, {len(report.updated)} updated, "
-                   f"{len(report.unchanged)} unchanged, {len(problems)} failed")
-    for entity, error in problems:
-        log.warning("catalog %s: %s: %s", catalog, entity, error)
+        click.echo("\n".join(lines + [f"  note: {note}" for note in report.notes]))
+    elif problems:
+        click.echo("\n".join(lines), err=True)
+    return report
 
 
 def _local(location: str, fmt: str) -> str:
