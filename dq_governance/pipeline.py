@@ -51,7 +51,7 @@ class Run:
     emitter: Any = None
     raise_on_block: bool = True
     # produced by the stages
-    volume_history: list[int] | None = None
+    volume_history: dict[str, list[int]] | None = None  # volume rule name -> its earlier counts
     previous_schema: dict[str, str] | None = None
     result: CheckResult | None = None
     masking: str | None = None

@@ -3,14 +3,15 @@
 One `agg` over the input measures, per top-level column: present / null counts, distinct count (exact, or
 HyperLogLog when the input is estimated above `APPROX_ABOVE_BYTES`), how many text values cast to long /
 decimal / date / timestamp / boolean, numeric min / max / quantiles, string lengths, the dominant "shape"
-(regex family: digits -> 9, letters -> a / A, runs collapsed), the distinct values of short strings, and
-hit counts of the PII and format detectors (`masking.detect`, `checks.formats`).
+(regex family: ASCII digits -> 9, Latin letters -> a / A, other digits / letters -> 0 / x, runs collapsed), the
+distinct values of short strings, and hit counts of the format detectors (`checks.formats`, text columns) and
+of the PII detectors (`masking.detect`, every column as text, as `dqgov scan-pii` scans them).
 
 Suggestions (each written with a `# evidence` comment): the type; `required` where no value is missing;
 `unique` where distinct = present = rows (integer / text columns); `allowed_values` for low-cardinality
 text; `minimum` / `maximum` from the 1st / 99th percentile with a margin of 10% of their spread (floored
 at 0 when no negative value was seen; not on unique identifiers, which grow); `format` where every value
-matches a known format; `pattern` where every value has one shape; `pii` / `classification` / `masking`
+matches a known format; `pattern` where every value has one shape (no 0 / x in it); `pii` / `classification` / `masking`
 from the PII detectors. Raw values of columns flagged as PII never appear in the draft, not even in comments.
 """
 
@@ -98,10 +99,15 @@ def _q(name: str) -> Column:
 
 
 def _shape(text: Column) -> Column:
-    """The regex family of a value: 9 for digit runs, a / A for letter runs, other characters kept."""
+    """The regex family of a value: runs of ASCII digits -> 9, Latin letters -> a / A, other digits -> 0, other
+    letters (any script, with their marks) -> x; other characters kept, so no letter or digit of a value survives.
+    """
     shape = F.regexp_replace(text, r"[0-9]+", "9")
     shape = F.regexp_replace(shape, r"[a-z\u00e0-\u00ff]+", "a")
-    return F.regexp_replace(shape, r"[A-Z\u00c0-\u00de]+", "A")
+    shape = F.regexp_replace(shape, r"[A-Z\u00c0-\u00de]+", "A")
+    # 9, a and A are themselves a digit and letters: the classes below leave the families already made
+    shape = F.regexp_replace(shape, r"[\p{N}&&[^9]]+", "0")
+    return F.regexp_replace(shape, r"[\p{L}\p{M}&&[^aA]]+", "x")
 
 
 def _estimated_bytes(df: DataFrame) -> int | None:
@@ -156,9 +162,6 @@ def profile(df: DataFrame, *, source: str = "", approx_distinct: bool | None = N
             add("shapes", F.approx_count_distinct(shape, 0.02))
             add("shape", F.mode(shape))
             add("values", F.when(F.size(values) <= MAX_ALLOWED_VALUES, F.array_sort(values)))
-            for det in detect.DETECTORS:
-                if det.values is not None:
-                    add(f"hit:{det.pii_type}", F.count_if(det.values(text)))
             for name, pattern in _FORMAT_CHECKS.items():
                 add(f"hit:{name}", F.count_if(text.rlike(pattern)))
         elif isinstance(dtype, T.NumericType):
@@ -168,6 +171,10 @@ def profile(df: DataFrame, *, source: str = "", approx_distinct: bool | None = N
             if isinstance(dtype, (T.DateType, T.TimestampType, T.TimestampNTZType)):
                 add("first", F.min(raw).cast("string"))
                 add("last", F.max(raw).cast("string"))
+        # Every column, as `dqgov scan-pii` scans them: a bigint CPF column is PII, and its min / max are CPFs.
+        for det in detect.DETECTORS:
+            if det.values is not None:
+                add(f"hit:{det.pii_type}", F.count_if(det.values(text)))
         if number is not None:
             add("min", F.min(number))
             add("max", F.max(number))
@@ -269,9 +276,9 @@ def suggest(col: ColumnProfile) -> list[Suggestion]:
         out.extend(_range(col))  # its evidence quotes values (min, max, p1, p99): never for a PII column
     if fmt is not None:
         out.append(fmt)
-    elif kind == "string" and not any(s.key == "allowed_values" for s in out) and col.shapes == 1 and col.shape and n > 1 and not pii:
-        pattern = _shape_regex(col.shape)
-        out.append(Suggestion("pattern", pattern, f"all {n} values have the shape {col.shape!r}"))
+    elif (kind == "string" and not any(s.key == "allowed_values" for s in out) and col.shapes == 1 and col.shape
+          and n > 1 and not pii and _shape_regex(col.shape) is not None):
+        out.append(Suggestion("pattern", _shape_regex(col.shape), f"all {n} values have the shape {col.shape!r}"))
     if pii is not None:
         det = detect.DETECTOR_BY_TYPE[pii[0]]
         evidence = f"PII detector {pii[0]}, confidence {pii[1]:.2f}" + (
@@ -328,8 +335,14 @@ def _n(value: float | None) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.6g}"
 
 
-def _shape_regex(shape: str) -> str:
-    """An anchored Java regex for a shape: 9 -> [0-9]+, a -> [a-z]+, A -> [A-Z]+, others escaped."""
+def _shape_regex(shape: str) -> str | None:
+    """An anchored Java regex for a shape: 9 -> [0-9]+, a -> [a-z]+, A -> [A-Z]+, others escaped.
+
+    None for a shape with other digits or letters (0, x): the contract's regex is also compiled by Python's `re`,
+    which has no Unicode classes (\\p{L}) to match them with.
+    """
+    if "0" in shape or "x" in shape:
+        return None
     parts = {"9": "[0-9]+", "a": "[a-zà-ÿ]+", "A": "[A-ZÀ-Þ]+"}
     return "^" + "".join(parts.get(ch, re.escape(ch)) for ch in shape) + "$"
 
@@ -382,7 +395,7 @@ def _stats(col: ColumnProfile, pii: bool) -> str:
         parts.append(f"from {col.first} to {col.last}")
     if col.min_length is not None:
         parts.append(f"length {col.min_length}-{col.max_length}")
-    if col.shape is not None:
+    if col.shape is not None and not pii:  # the most common shape of a short value can be most of the value
         parts.append(f"{col.shapes} shape(s), most common {col.shape!r}")
     if col.hits:
         found = [f"{k} {v}" for k, v in col.hits.items() if v]

@@ -127,3 +127,42 @@ def test_a_pii_columns_range_is_not_suggested_with_its_values(spark):
                           name="people")
     assert "pii: true" in text and "minimum" not in text and "maximum" not in text
     assert [value for row in rows for value in row if value and value in text] == []
+
+
+def test_shape_collapses_every_letter_and_digit_of_any_script(spark):
+    from pyspark.sql import functions as F
+
+    from dq_governance.profile import _shape, _shape_regex
+
+    values = ["Иван Петров", "Michał Żak", "王小明", "٣٤٥-12", "e\u0301 ok", "AB-123.x"]
+    df = spark.createDataFrame([(v,) for v in values], "v string")
+    shapes = [row[0] for row in df.select(_shape(F.col("v"))).collect()]
+    assert shapes == ["x x", "Aax xa", "x", "0-9", "ax a", "A-9.a"]
+    assert [_shape_regex(s) for s in shapes] == [None, None, None, None, None, r"^[A-ZÀ-Þ]+\-[0-9]+\.[a-zà-ÿ]+$"]
+
+
+def test_a_pii_columns_shape_is_never_printed(spark):
+    rows = [(1, "Иван Петров"), (2, "Мария Иванова"), (3, "Иван Петров"), (4, "Ольга Смирнова")]
+    df = spark.createDataFrame(rows, "id long, nome string")
+    text = draft_contract(profile(df, source="people.csv", approx_distinct=False), name="people")
+    assert "    # nome: 4 values, 0 missing, 3 distinct; length 11-14\n" in text
+    assert "      pii: true  # PII detector PERSON, confidence 0.60, from the column name\n" in text
+    assert [name for _id, name in rows if name in text] == []
+    assert [word for _id, name in rows for word in name.split() if word in text] == []
+
+
+def test_a_numeric_cpf_column_is_flagged_and_its_values_withheld(spark):
+    """CPFs typed bigint under a name that says nothing: the value detectors run on the text of every column,
+    as `dqgov scan-pii`'s do, so the column is PII and no min, max or quantile (each a CPF) is printed."""
+    cpfs = [52998224725, 11144477735, 39053344705, 98765432100, 12312312387, 45645645600]
+    df = spark.createDataFrame([(i, c) for i, c in enumerate(cpfs, start=1)], "id long, documento bigint")
+    prof = profile(df, source="docs.parquet", approx_distinct=False)
+    documento = {c.name: c for c in prof.columns}["documento"]
+    assert documento.hits["BR_CPF"] == 6 and documento.hits["PHONE_NUMBER"] == 0
+    assert {s.key: s.value for s in suggest(documento)} == {
+        "type": "bigint", "required": True, "unique": True, "pii": True, "classification": "restricted",
+        "masking": "hmac"}
+    text = draft_contract(prof, name="docs")
+    assert "    # documento: 6 values, 0 missing, 6 distinct; detector hits: BR_CPF 6\n" in text
+    assert "      pii: true  # PII detector BR_CPF, confidence 1.00, 6 of 6 values match\n" in text
+    assert [c for c in cpfs if str(c) in text] == []

@@ -69,6 +69,9 @@ def test_write_is_idempotent_per_run_and_partitioned_by_pipeline(spark, tmp_path
     assert row["validated_at"] == datetime(2026, 11, 29, 12, 0)  # session time zone is UTC
     counts = run_row_counts(path, pipeline="mini-pipe", spark=spark)
     assert sorted(counts) == [("run-1", 6), ("run-2", 9)]
+    # one check time for both runs: the newer run id first; a run's own id is left out before the limit
+    assert run_row_counts(path, pipeline="mini-pipe", spark=spark, limit=1) == [("run-2", 9)]
+    assert run_row_counts(path, pipeline="mini-pipe", spark=spark, limit=1, exclude_run_id="run-2") == [("run-1", 6)]
 
 
 @pytest.mark.spark

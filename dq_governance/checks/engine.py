@@ -27,7 +27,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import reduce
-from typing import Any, Callable, ParamSpec, Sequence, TypeVar
+from typing import Any, Callable, Mapping, ParamSpec, Sequence, TypeVar
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -56,6 +56,8 @@ log = logging.getLogger(__name__)
 
 VALID_COL = "__dq_valid"
 MODES = ("split", "counts")
+#: earlier row counts for volume rules: one list for every rule, or per rule name (a filtered rule has its own)
+VolumeHistory = Sequence[int] | Mapping[str, Sequence[int]]
 #: duplicated-key sets up to this many keys are broadcast to the main pass (no shuffle of the input)
 BROADCAST_DUPLICATE_KEYS = 2_000_000
 #: how much of one generated method a rule's condition takes, in units of a column's null test (see _BitLayout);
@@ -145,7 +147,7 @@ class BuildContext:
     """What rule builders see: typed columns, scopes, and the joins the engine adds for them."""
 
     def __init__(self, spark: SparkSession, df: DataFrame, stage: DataFrame, fields: dict[str, _Field],
-                 run_tag: str, volume_history: Sequence[int] | None):
+                 run_tag: str, volume_history: VolumeHistory | None):
         self.spark = spark
         self.input_df = df  # as read (annotations of an earlier check dropped), for rules that scan it
         self.input_schema: StructType = df.schema
@@ -377,7 +379,7 @@ def evaluate(
     source: str | None = None,
     mode: str = "split",
     spark: SparkSession | None = None,
-    volume_history: Sequence[int] | None = None,
+    volume_history: VolumeHistory | None = None,
     now: datetime | None = None,
     previous_schema: dict[str, str] | None = None,
     storage: str = "auto",
@@ -514,7 +516,8 @@ def evaluate(
 
 
 def build_rules(spark: SparkSession, df: DataFrame, contract: Contract, rules: list[Any], *,
-                volume_history: Sequence[int] | None = None) -> tuple[BuildContext, list[tuple[Any, RulePlan, Column | None]]]:
+                volume_history: VolumeHistory | None = None,
+                ) -> tuple[BuildContext, list[tuple[Any, RulePlan, Column | None]]]:
     """The typed stage and each rule's plan, its violation scoped by the rule's `filter` (no Spark job).
 
     The one place rules become Spark expressions: `evaluate` measures them, and `checks.sql_text` compiles

@@ -445,12 +445,21 @@ def reconcile(rule: Any, ctx: BuildContext) -> RulePlan:
 
 @register("volume")
 def volume(rule: Any, ctx: BuildContext) -> RulePlan:
-    """Row count against history (median and MAD); without enough history: skipped."""
+    """Row count in the rule's scope against history (median and MAD); without enough history: skipped.
+
+    `ctx.volume_history` is one list of earlier counts for every volume rule, or a dict rule name -> that rule's
+    own earlier counts (what a pipeline passes: a rule with `filter` is compared with its own filtered counts).
+    """
 
     from dq_governance.observe.anomaly import volume_anomaly
 
+    history = ctx.volume_history
+    if isinstance(history, dict):
+        history = history.get(rule.name)
+    history = list(history or [])
+
     def finalize(m: Measured) -> Outcome:
-        verdict = volume_anomaly(m.scope_rows, list(ctx.volume_history or []), history_runs=rule.history_runs,
+        verdict = volume_anomaly(m.scope_rows, history, history_runs=rule.history_runs,
                                  min_history=rule.min_history, sensitivity=float(rule.sensitivity),
                                  min_rows=rule.min_rows, max_rows=rule.max_rows)
         count = float(m.scope_rows)

@@ -18,13 +18,15 @@ from dq_governance.errors import ConfigError, GateFailedError
 
 @cli.command("scan-pii")
 @click.option("--input", "input_path", required=True, help="Data to scan (a path, or a table with --format table).")
-@click.option("--format", "input_format", type=click.Choice(INPUT_FORMATS), help="Input format (default: from the extension).")
+@click.option("--format", "input_format", type=click.Choice(INPUT_FORMATS),
+              help="Input format (default: from the extension).")
 @click.option("--contract", "contract_path", help="Compare with this contract: warn about undeclared PII.")
 @click.option("--sample", "sample_rows", type=click.IntRange(min=1), default=10_000, show_default=True,
               help="Rows sampled (deterministic seed).")
 @click.option("--min-confidence", type=click.FloatRange(0, 1), default=0.5, show_default=True)
 @click.option("--write", "write", is_flag=True, help="Write the proposed changes into --contract (comments kept).")
-@click.option("--strict", is_flag=True, help="Exit 1 when the contract leaves detected PII undeclared.")
+@click.option("--strict", is_flag=True,
+              help="Exit 1 when the contract leaves detected PII undeclared (needs --contract).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (findings, warnings, patch).")
 def scan_pii_command(
     input_path: str, input_format: str | None, contract_path: str | None, sample_rows: int, min_confidence: float,
@@ -35,6 +37,8 @@ def scan_pii_command(
 
     if write and not contract_path:
         raise ConfigError("--write needs --contract (the file to change)")
+    if strict and not contract_path:  # undeclared PII is judged against a contract: without one it never fails
+        raise ConfigError("--strict needs --contract (the contract to compare with)")
     contract = None
     if contract_path:
         from dq_governance.api import resolve_contract

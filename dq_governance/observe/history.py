@@ -1,12 +1,15 @@
-"""Read the report history without Spark (pyarrow over the hive-partitioned parquet directory).
+"""Read the report history: pyarrow over a local hive-partitioned parquet directory, else through Spark.
 
 The history is one row per rule per run; `runs()` folds it into one summary per run, oldest first.
-Delta histories are read through Spark (`publish.report.read_history`), since their file listing
-is the transaction log, not the directory.
+Delta histories, and histories at a URI (file:, s3a://, abfss://...) when a Spark session is given, are read
+through Spark (`publish.report.read_history`): a Delta listing is its transaction log, and a URI is no local
+directory.
 """
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -14,6 +17,9 @@ from typing import Any, Iterable
 
 from dq_governance.errors import InputDataError
 from dq_governance.observe.drift import decode_schema
+
+#: a URI scheme of two or more characters (file:, s3a:, hdfs:); one letter is a Windows drive (C:)
+_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]+:")
 
 
 @dataclass
@@ -42,37 +48,65 @@ class RunSummary:
         return (self.valid_rows or 0) / self.total_rows
 
 
+def _local_dir(path: str | Path) -> bool:
+    return not _URI.match(str(path)) and Path(path).is_dir()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def read_history_rows(
     path: str | Path, *, pipeline: str | None = None, format: str = "parquet", spark: Any = None
 ) -> list[dict[str, Any]]:
     """Every report row at `path` (optionally one pipeline) as dicts with the REPORT_COLUMNS keys."""
-    from dq_governance.checks.report_rows import REPORT_COLUMNS
+    if format == "delta" or (spark is not None and not _local_dir(path)):
+        return _read_through_spark(path, pipeline, format, spark)
+    return _read_with_pyarrow(path, pipeline)
 
-    if format == "delta":
-        from dq_governance.publish.report import read_history
 
-        return [row.asDict() for row in read_history(str(path), spark=spark, format="delta", pipeline=pipeline).collect()]
+def _read_with_pyarrow(path: str | Path, pipeline: str | None) -> list[dict[str, Any]]:
+    import pyarrow as pa
     import pyarrow.dataset as ds
+
+    from dq_governance.checks.report_rows import PARTITION_COLUMNS, REPORT_COLUMNS
 
     root = Path(path)
     if not root.is_dir():
         raise InputDataError(f"{path}: no report history here (expected a directory written by `dqgov check --report`)")
+    # The partition values are names: inferred, `pipeline=2024` would be read as int32 and fail every comparison.
+    partitioning = ds.partitioning(pa.schema([(c, pa.string()) for c in PARTITION_COLUMNS]), flavor="hive")
     try:
-        dataset = ds.dataset(str(root), format="parquet", partitioning="hive")
-    except Exception as exc:  # pyarrow's ArrowInvalid and friends: one line
-        raise InputDataError(f"{path}: cannot read the report history: {str(exc).splitlines()[0]}") from None
-    if "pipeline" not in dataset.schema.names:
-        raise InputDataError(f"{path}: not a report history (no pipeline=... partitions)")
-    names = [c for c in REPORT_COLUMNS if c in dataset.schema.names]
-    filt = (ds.field("pipeline") == pipeline) if pipeline is not None else None
-    table = dataset.to_table(columns=names, filter=filt)
-    rows = table.to_pylist()
+        dataset = ds.dataset(str(root), format="parquet", partitioning=partitioning)
+        if not any(os.path.relpath(name, root).startswith("pipeline=") for name in dataset.files):
+            raise InputDataError(f"{path}: not a report history (no pipeline=... partitions)")
+        names = [c for c in REPORT_COLUMNS if c in dataset.schema.names]
+        filt = (ds.field("pipeline") == pipeline) if pipeline is not None else None
+        rows = dataset.to_table(columns=names, filter=filt).to_pylist()
+    except (pa.ArrowException, OSError) as exc:  # a corrupt file, clashing column types: one line
+        raise InputDataError(f"{path}: cannot read the report history: {_first_line(exc)}") from None
     for row in rows:  # columns added to the history later are absent in old files
         for column in REPORT_COLUMNS:
             row.setdefault(column, None)
         at = row.get("validated_at")
         if isinstance(at, datetime) and at.tzinfo is None:
             row["validated_at"] = at.replace(tzinfo=timezone.utc)
+    return rows
+
+
+def _read_through_spark(path: str | Path, pipeline: str | None, format: str, spark: Any) -> list[dict[str, Any]]:
+    from dq_governance.publish.report import read_history
+
+    try:
+        collected = read_history(str(path), spark=spark, format=format, pipeline=pipeline).collect()
+    except Exception as exc:  # Spark's AnalysisException and friends (no such path, not a Delta table): one line
+        raise InputDataError(f"{path}: cannot read the report history as {format}: {_first_line(exc)}") from None
+    rows = [row.asDict() for row in collected]
+    for row in rows:
+        at = row.get("validated_at")
+        if isinstance(at, datetime) and at.tzinfo is None:  # PySpark returns the instant as naive local time
+            row["validated_at"] = at.astimezone(timezone.utc)
     return rows
 
 
@@ -101,8 +135,14 @@ def previous_schema(
     format: str = "parquet", spark: Any = None,
 ) -> dict[str, str] | None:
     """The input schema recorded by the pipeline's latest earlier run, or None (no such run)."""
-    if format != "delta" and not Path(path).is_dir():
-        return None
+    if spark is None:
+        if format != "delta" and not Path(path).is_dir():
+            return None
+    else:
+        from dq_governance.publish.writer import path_exists
+
+        if not path_exists(spark, str(path)):  # any Hadoop file system: a URI is no local directory
+            return None
     earlier = [r for r in runs(read_history_rows(path, pipeline=pipeline, format=format, spark=spark))
                if r.run_id != exclude_run_id and (contract is None or r.contract == contract)]
     for run in reversed(earlier):
@@ -112,19 +152,35 @@ def previous_schema(
 
 
 def volume_history(spark: Any, contract: Any, report: str, report_format: str, pipeline: str,
-                   run_id: str) -> list[int] | None:
-    """Row counts of earlier runs (oldest first) from the report history, when a volume rule needs them."""
-    if not any(rule.type == "volume" for rule in contract.quality.rules):
+                   run_id: str) -> dict[str, list[int]] | None:
+    """Each volume rule's counts in earlier runs (rule name -> counts, oldest first), when the contract has one.
+
+    A rule without `filter` is judged against the earlier runs' row counts (`total_rows`). A rule with one is
+    judged against its own recorded counts (its `metric_value`, found by its name): the whole input's count
+    of an earlier run says nothing about how many of its rows the filter kept.
+    """
+    rules = [rule for rule in contract.check_rules() if rule.type == "volume"]
+    if not rules:
         return None
-    from dq_governance.publish.report import run_row_counts
+    from dq_governance.publish.report import rule_metric_values, run_row_counts
     from dq_governance.publish.writer import path_exists
 
     if not path_exists(spark, report):
-        return []
-    limit = max(rule.history_runs for rule in contract.quality.rules if rule.type == "volume")
-    counts = run_row_counts(report, pipeline=pipeline, contract=contract.name, limit=limit, spark=spark,
-                            format=report_format)
-    return [count for earlier, count in reversed(counts) if earlier != run_id]
+        return {rule.name: [] for rule in rules}
+    out: dict[str, list[int]] = {}
+    whole = [rule for rule in rules if rule.filter is None]
+    if whole:
+        counts = run_row_counts(report, pipeline=pipeline, contract=contract.name, spark=spark, format=report_format,
+                                limit=max(rule.history_runs for rule in whole), exclude_run_id=run_id)
+        for rule in whole:
+            out[rule.name] = [count for _run, count in reversed(counts[:rule.history_runs])]
+    for rule in rules:
+        if rule.filter is not None:
+            values = rule_metric_values(report, pipeline=pipeline, contract=contract.name, check_name=rule.name,
+                                        rule_type="volume", limit=rule.history_runs, spark=spark,
+                                        format=report_format, exclude_run_id=run_id)
+            out[rule.name] = [int(value) for _run, value in reversed(values)]
+    return out
 
 
 def previous_run_schema(spark: Any, contract: Any, report: str, report_format: str, pipeline: str,
@@ -132,10 +188,5 @@ def previous_run_schema(spark: Any, contract: Any, report: str, report_format: s
     """The input schema of the pipeline's last earlier run, when a schema_drift rule needs it."""
     if not any(rule.type == "schema_drift" for rule in contract.quality.rules):
         return None
-    if report_format == "delta":
-        from dq_governance.publish.writer import path_exists
-
-        if not path_exists(spark, report):
-            return None
     return previous_schema(report, pipeline=pipeline, contract=contract.name, exclude_run_id=run_id,
                            format=report_format, spark=spark)

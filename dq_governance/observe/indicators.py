@@ -77,9 +77,12 @@ def _gate_failed(run: RunSummary) -> bool | None:
     return None if run.run_status is None else run.run_status == "failed"  # histories older than gate_passed
 
 
-def volume_flags(runs: Sequence[RunSummary]) -> dict[str, bool | None]:
-    """run_id -> anomalous? from the run's volume rule; without one, the default median/MAD over total_rows."""
-    out: dict[str, bool | None] = {}
+def volume_flags(runs: Sequence[RunSummary]) -> dict[tuple[str, str], bool | None]:
+    """(pipeline, run_id) -> anomalous? from the run's volume rule; without one, median/MAD over total_rows.
+
+    Keyed by the pair, as `history.runs` folds them: an orchestrator may give several pipelines one run id.
+    """
+    out: dict[tuple[str, str], bool | None] = {}
     by_pipeline: dict[str, list[RunSummary]] = {}
     for run in runs:
         by_pipeline.setdefault(run.pipeline, []).append(run)
@@ -87,12 +90,13 @@ def volume_flags(runs: Sequence[RunSummary]) -> dict[str, bool | None]:
         series = flag_series([run.total_rows or 0 for run in pipeline_runs])
         for run, verdict in zip(pipeline_runs, series):
             rules = [r for r in _rule_rows(run, frozenset({"volume"})) if r.get("rule_status") != "skipped"]
+            key = (run.pipeline, run.run_id)
             if rules:
-                out[run.run_id] = any(not r.get("passed") for r in rules)
+                out[key] = any(not r.get("passed") for r in rules)
             elif _rule_rows(run, frozenset({"volume"})):
-                out[run.run_id] = None  # the rule ran but had too little history
+                out[key] = None  # the rule ran but had too little history
             else:
-                out[run.run_id] = None if verdict.skipped else verdict.anomalous
+                out[key] = None if verdict.skipped else verdict.anomalous
     return out
 
 
@@ -151,16 +155,21 @@ def indicators(runs: Sequence[RunSummary]) -> list[Indicator]:
         "runs that evaluated a schema or schema_drift rule (first runs without history excluded)"))
 
     flags = volume_flags(runs)
-    num, den = _run_share(runs, lambda r: flags.get(r.run_id))
+
+    def flagged(run: RunSummary) -> bool | None:
+        return flags.get((run.pipeline, run.run_id))
+
+    num, den = _run_share(runs, flagged)
     out.append(Indicator(
-        "volume_anomaly", "Volume anomaly", share(last, lambda r: flags.get(r.run_id)), _ratio(num, den), num, den, "ratio",
+        "volume_anomaly", "Volume anomaly", share(last, flagged), _ratio(num, den), num, den, "ratio",
         "runs whose row count is off the pipeline's history (robust z of median/MAD above the sensitivity) or "
         "outside the expected range; pipelines without a volume rule use the defaults (20 runs, 5 minimum, 3.5)",
         "runs with enough history to judge (at least the minimum history, or an explicit range)"))
 
     num, den = _run_share(runs, _gate_failed)
     out.append(Indicator(
-        "quality_gate_failures", "Quality-gate failures", share(last, _gate_failed), _ratio(num, den), num, den, "ratio",
+        "quality_gate_failures", "Quality-gate failures", share(last, _gate_failed), _ratio(num, den), num, den,
+        "ratio",
         "runs whose quality gate failed (minimum_valid_ratio missed or a failed dataset-level error rule)",
         "runs"))
 

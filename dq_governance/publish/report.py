@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from dq_governance.checks.report_rows import PARTITION_COLUMNS, REPORT_COLUMNS, report_rows
 
 __all__ = ["PARTITION_COLUMNS", "REPORT_COLUMNS", "report_rows", "report_schema", "write_report", "read_history",
-           "run_row_counts"]
+           "run_row_counts", "rule_metric_values"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -89,16 +89,50 @@ def run_row_counts(
     limit: int = 20,
     spark: SparkSession | None = None,
     format: str = "parquet",
+    exclude_run_id: str | None = None,
 ) -> list[tuple[str, int]]:
-    """(run_id, total_rows) of the last `limit` runs of a pipeline, newest first (for volume checks)."""
+    """(run_id, total_rows) of the last `limit` runs of a pipeline but `exclude_run_id`, newest first (for volume)."""
     from pyspark.sql import functions as F
 
     frame = read_history(path, spark=spark, format=format, pipeline=pipeline, contract=contract)
+    if exclude_run_id is not None:  # before the limit: a re-run of a run id still sees `limit` earlier runs
+        frame = frame.where(F.col("run_id") != exclude_run_id)
     runs = (
         frame.groupBy("run_id")
         .agg(F.max("validated_at").alias("at"), F.max("total_rows").alias("total_rows"))
-        .orderBy(F.col("at").desc())
+        .orderBy(F.col("at").desc(), F.col("run_id").desc())
         .limit(limit)
         .collect()
     )
     return [(row["run_id"], int(row["total_rows"])) for row in runs]
+
+
+def rule_metric_values(
+    path: str,
+    *,
+    pipeline: str,
+    check_name: str,
+    rule_type: str | None = None,
+    contract: str | None = None,
+    limit: int = 20,
+    spark: SparkSession | None = None,
+    format: str = "parquet",
+    exclude_run_id: str | None = None,
+) -> list[tuple[str, float]]:
+    """(run_id, metric_value) of one rule in the last `limit` runs that recorded a value for it, newest first."""
+    from pyspark.sql import functions as F
+
+    frame = read_history(path, spark=spark, format=format, pipeline=pipeline, contract=contract)
+    frame = frame.where((F.col("check_name") == check_name) & F.col("metric_value").isNotNull())
+    if rule_type is not None:
+        frame = frame.where(F.col("rule_type") == rule_type)
+    if exclude_run_id is not None:
+        frame = frame.where(F.col("run_id") != exclude_run_id)
+    runs = (
+        frame.groupBy("run_id")
+        .agg(F.max("validated_at").alias("at"), F.max("metric_value").alias("value"))
+        .orderBy(F.col("at").desc(), F.col("run_id").desc())
+        .limit(limit)
+        .collect()
+    )
+    return [(row["run_id"], float(row["value"])) for row in runs]
