@@ -31,6 +31,13 @@ SELF = {"make test"}
 
 #: Lines a command's output must contain (substrings), keyed by the command as the README writes it.
 EXPECTED: dict[str, list[str]] = {
+    "dqgov sync --catalog openmetadata --dry-run --out out/catalog/openmetadata --server-version 1.9 --contracts "
+    "contracts/orders.yaml contracts/customers.yaml contracts/sales.yaml --results out/report": [
+        "dqgov sync openmetadata (dry run, server 1.9.0): 59 created, 3 updated, 0 unchanged, 0 failed",
+        "123 request files written to out/catalog/openmetadata",
+        "note: orders: rule email_format not pushed to OpenMetadata, nor its results: OpenMetadata has no test "
+        "definition for format rules",
+        "note: orders: steward maria.silva not pushed to OpenMetadata: the table's owners are the contract owner only"],
     "make demo": ["rows: total 7  valid 1  invalid 6  quality_score 0.1429", "gate: BLOCKED",
                   "rows: total 6  valid 3  invalid 3"],
     "dqgov check contracts/sales.yaml --input examples/data/sales.csv": ["rows: total 6  valid 3  invalid 3",
