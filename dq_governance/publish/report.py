@@ -92,19 +92,8 @@ def run_row_counts(
     exclude_run_id: str | None = None,
 ) -> list[tuple[str, int]]:
     """(run_id, total_rows) of the last `limit` runs of a pipeline but `exclude_run_id`, newest first (for volume)."""
-    from pyspark.sql import functions as F
-
     frame = read_history(path, spark=spark, format=format, pipeline=pipeline, contract=contract)
-    if exclude_run_id is not None:  # before the limit: a re-run of a run id still sees `limit` earlier runs
-        frame = frame.where(F.col("run_id") != exclude_run_id)
-    runs = (
-        frame.groupBy("run_id")
-        .agg(F.max("validated_at").alias("at"), F.max("total_rows").alias("total_rows"))
-        .orderBy(F.col("at").desc(), F.col("run_id").desc())
-        .limit(limit)
-        .collect()
-    )
-    return [(row["run_id"], int(row["total_rows"])) for row in runs]
+    return [(run_id, int(value)) for run_id, value in _newest_runs(frame, "total_rows", limit, exclude_run_id)]
 
 
 def rule_metric_values(
@@ -126,13 +115,20 @@ def rule_metric_values(
     frame = frame.where((F.col("check_name") == check_name) & F.col("metric_value").isNotNull())
     if rule_type is not None:
         frame = frame.where(F.col("rule_type") == rule_type)
-    if exclude_run_id is not None:
+    return [(run_id, float(value)) for run_id, value in _newest_runs(frame, "metric_value", limit, exclude_run_id)]
+
+
+def _newest_runs(frame: DataFrame, column: str, limit: int, exclude_run_id: str | None) -> list[tuple[str, Any]]:
+    """(run_id, the run's `column`) of the newest `limit` runs in `frame` but `exclude_run_id`, newest first."""
+    from pyspark.sql import functions as F
+
+    if exclude_run_id is not None:  # before the limit: a re-run of a run id still sees `limit` earlier runs
         frame = frame.where(F.col("run_id") != exclude_run_id)
     runs = (
         frame.groupBy("run_id")
-        .agg(F.max("validated_at").alias("at"), F.max("metric_value").alias("value"))
+        .agg(F.max("validated_at").alias("at"), F.max(column).alias("value"))
         .orderBy(F.col("at").desc(), F.col("run_id").desc())
         .limit(limit)
         .collect()
     )
-    return [(row["run_id"], float(row["value"])) for row in runs]
+    return [(row["run_id"], row["value"]) for row in runs]
