@@ -241,3 +241,10 @@ def test_sync_failure_sets_the_exit_code_and_sync_out_is_a_dry_run(spark, tmp_pa
     assert len(list(out_dir.glob("*.json"))) > 0
     assert f"catalog datahub (dry run, requests in {out_dir}): " in printed and " 0 failed\n" in printed
     assert "  note: dry run: nothing was sent to the catalog URL that is set\n" in printed
+
+
+def test_an_empty_pipeline_name_is_refused_before_any_work(repo, tmp_path, capsys):
+    """`--pipeline ""` would otherwise fall back to the contract's name without a word."""
+    assert main([*_args(repo, tmp_path), "--pipeline", " "]) == 2
+    assert "Invalid value for '--pipeline': is empty" in capsys.readouterr().err
+    assert not (tmp_path / "report").exists() and not (tmp_path / "events.jsonl").exists()

@@ -180,3 +180,16 @@ def test_report_renders_in_headless_chromium_with_scripts_off(history, tmp_path,
     assert result.returncode == 0, result.stderr[-2000:]
     assert png_size(shot) == (1400, 2600)
     assert shot.stat().st_size > 60_000  # charts and tables drawn, not a blank page
+
+
+def test_heatmap_shows_a_warned_dataset_rule_as_warned_not_ok():
+    from dq_governance.observe.history import RunSummary
+    from dq_governance.observe.report_html import heatmap
+
+    run = RunSummary("orders", "r1", "orders", "1.0.0", None, "warned", 10, 10, 1.0, True, True, None, rules=[
+        {"check_name": "row_count", "level": "dataset", "passed": True, "rule_status": "warned", "failed_count": None},
+        {"check_name": "freshness", "level": "dataset", "passed": True, "rule_status": "passed", "failed_count": None},
+        {"check_name": "volume", "level": "dataset", "passed": False, "rule_status": "failed", "failed_count": None}])
+    cells = re.findall(r'data-rule="([^"]+)".*?fill="([^"]+)"/><text[^>]*>([^<]+)</text>', heatmap("h", [run], ["r1"]))
+    assert cells == [("row_count", "#f6dfb4", "WARN"), ("freshness", "#dff0e2", "ok"),
+                     ("volume", "rgb(230,50,50)", "FAIL")]

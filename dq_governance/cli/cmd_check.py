@@ -39,6 +39,12 @@ def _uuid(ctx: click.Context, param: click.Parameter, value: str | None) -> str 
         raise click.BadParameter(f"{value!r} is not a UUID") from None
 
 
+def _name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is not None and not value.strip():  # would fall back to the default name without a word
+        raise click.BadParameter("is empty")
+    return value
+
+
 @dataclass
 class Destination:
     """Where one output of the run goes, after flags and the pipeline config are combined."""
@@ -71,8 +77,8 @@ class Destination:
                                    "out/<contract>/quarantine).")
 @click.option("--report", help="Report history directory (default: the config's report, else out/report).")
 @click.option("--run-id", callback=_uuid, help="Run id (a UUID; default: a new one).")
-@click.option("--pipeline", help="Pipeline name in the report and lineage (default: the config's name, else the "
-                                 "contract name).")
+@click.option("--pipeline", callback=_name,
+              help="Pipeline name in the report and lineage (default: the config's name, else the contract name).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the table.")
 @click.option("--lineage", help="OpenLineage: file:PATH | http(s)://URL | console | none (default: a file next to "
                                 "the report directory; out/lineage/events.jsonl when the report is a table).")

@@ -120,10 +120,14 @@ def _rule_rate(rule: dict, run: RunSummary) -> tuple[float | None, str]:
     if rule.get("failed_count") is not None and rule.get("level") != "dataset":
         rate = rule["failed_count"] / run.total_rows if run.total_rows else 0.0
         return rate, f"{100 * rate:.1f}%"
-    return (0.0, "ok") if rule.get("passed") else (1.0, "FAIL")
+    if rule.get("passed"):  # a dataset rule past its `warn` threshold passes, warned: not "ok"
+        return 0.0, "WARN" if status == "warned" else "ok"
+    return 1.0, "FAIL"
 
 
-def _heat_color(rate: float | None) -> str:
+def _heat_color(rate: float | None, cell: str = "") -> str:
+    if cell == "WARN":
+        return "#f6dfb4"  # amber, as the tables' warned status
     if rate is None:
         return "#eeeeee"
     if rate == 0:
@@ -169,7 +173,7 @@ def heatmap(chart_id: str, runs: Sequence[RunSummary], labels: Sequence[str]) ->
             x = label_w + cell_w * j
             out.append(f'<g class="cell" data-rule="{escape(name)}" data-pipeline="{escape(pipeline)}" '
                        f'data-run="{escape(run.run_id)}" data-rate="{_num(rate, 6)}">'
-                       f'<rect x="{x}" y="{y}" width="{cell_w - 2}" height="{cell_h - 2}" fill="{_heat_color(rate)}"/>'
+                       f'<rect x="{x}" y="{y}" width="{cell_w - 2}" height="{cell_h - 2}" fill="{_heat_color(rate, cell)}"/>'
                        f'<text x="{x + (cell_w - 2) / 2:.1f}" y="{y + 13}" font-size="9" text-anchor="middle">{cell}</text>'
                        f'<title>{escape(name)} @ {escape(labels[j])}: {cell}</title></g>')
     out.append("</svg>")
