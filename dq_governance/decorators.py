@@ -13,9 +13,11 @@
 Decorators stack in any order and the function is checked once per call, on the same engine as
 `check`: each expectation becomes an `expression` rule (expect: severity warn; expect_or_drop:
 action drop; expect_or_fail: action fail). Without `@contract`, the rules form a contract named
-after the function with `on_failure: quarantine`. When the gate blocks (an expect_or_fail
-violation, or the contract's own gate) the call raises GateFailedError; `exc.result` and
-`fn.last_result` hold the result.
+after the function with `on_failure: quarantine`. An expectation's action is explicit, so it acts
+whatever the contract's `on_failure` (also `warn` and `skip`, which only relax the contract's own
+rules). When the gate blocks (an expect_or_fail violation, or the contract's own gate) the call raises
+GateFailedError; `exc.result` and `fn.last_result` hold the result. A decorated method works as a method
+(`self` is passed on); its `last_result` is shared by every instance, like the function's.
 
 The rows returned are what `run()` would publish as its target, and `fn.last_result.quarantine_df` is
 what it would write as its quarantine (with the run metadata columns; on a blocked call also under
@@ -27,11 +29,14 @@ as read, and so does `quarantine_df` again after `last_result.release()` (the re
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import functools
+import types
 from pathlib import Path
 from typing import Any, Callable
 
-from dq_governance.errors import ContractError, GateFailedError
+from dq_governance.errors import ContractError, GateFailedError, InputDataError
 
 _KINDS = {
     "expect": {"severity": "warn", "action": "warn"},
@@ -51,25 +56,49 @@ class _Checked:
         self.check_kwargs: dict[str, Any] = {}
         self.last_result: Any = None
 
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        """On an instance, a bound method (calls pass `obj` as `self`; attributes read through to this wrapper)."""
+        return self if obj is None else types.MethodType(self, obj)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from dq_governance.api import _masking_state, check, routed_outputs
+        from dq_governance.api import _masking_state, check, is_frame, routed_outputs
+        from dq_governance.publish import policy
 
         df = self._fn(*args, **kwargs)
+        if not is_frame(df):
+            raise InputDataError(f"{self.__name__}() returned {type(df).__name__}, not a Spark DataFrame: a checked "
+                                 "function must return its DataFrame")
         contract, location = self.resolve()
-        result = check(df, contract, pipeline=self.check_kwargs.get("pipeline") or self.__name__,
+        pipeline = self.check_kwargs.get("pipeline")
+        result = check(df, contract, pipeline=self.__name__ if pipeline is None else pipeline,
                        source=self.check_kwargs.get("source"))
         self.last_result = result
         result.masking = _masking_state(contract, True, df.columns)
+        kinds = self.expectation_rules(contract)
+        for rule in result.rules:  # expect_or_fail blocks also where on_failure warn / skip clear the gate's reasons
+            reason = f"rule {rule.name} failed with action fail"
+            failed = not rule.passed and rule.status != "skipped"
+            if failed and kinds.get(rule.name) == "expect_or_fail" and reason not in result.gate.reasons:
+                policy.block(result, reason)
         base_dir = Path(location).resolve().parent if location else None
-        routing, frames = routed_outputs(result, contract, mask=result.masking == "applied", base_dir=base_dir,
-                                         evidence=True)
+        routed, routing_contract = _routing_view(result, contract, kinds)
+        routing, frames = routed_outputs(routed, routing_contract, mask=result.masking == "applied",
+                                         base_dir=base_dir, evidence=True)
         result.quarantine_df = frames["quarantine"]
         if routing.blocked:
-            error = GateFailedError(f"{self.__name__}: expectations blocked the output: {'; '.join(result.gate.reasons)}")
+            reasons = "; ".join(result.gate.reasons)
+            error = GateFailedError(f"{self.__name__}: expectations blocked the output: {reasons}")
             error.result = result  # type: ignore[attr-defined]
             raise error
         result.published = True
         return frames["target"]
+
+    def expectation_rules(self, contract: Any) -> dict[str, str]:
+        """{rule name as checked: expectation kind} of this function's expectations, in build_contract()'s contract."""
+        if not self.expectations:
+            return {}
+        rules = contract.rules()[-len(self.expectations):]  # appended last; names as the check gives them
+        return {rule.name: kind for rule, (kind, _, _) in zip(rules, self.expectations)}
 
     def build_contract(self) -> Any:
         """The contract this function is checked against: @contract's, plus one rule per expectation."""
@@ -101,6 +130,24 @@ class _Checked:
             raise ContractError(f"expectation name {clash[0]!r} is already a rule of contract {base.name}")
         return base.model_copy(update={"quality": base.quality.model_copy(
             update={"rules": [*base.quality.rules, *rules]})}), location
+
+
+def _routing_view(result: Any, contract: Any, kinds: dict[str, str]) -> tuple[Any, Any]:
+    """The result and contract to route by, so that an expect_or_drop drops its rows under `on_failure: skip` too.
+
+    Under skip every failed rule's action is warn (`policy.effective_action`). Routed as `warn` instead, with every
+    rule but the expect_or_drops stripped of its own excluding action (so it acts as under skip: its rows are
+    published), only the expect_or_drops leave rows out (disposition `dropped`). Other policies keep an explicit
+    `drop`, so they route as they are.
+    """
+    drops = {name for name, kind in kinds.items() if kind == "expect_or_drop"}
+    if contract.quality.on_failure != "skip" or not drops:
+        return result, contract
+    view = copy.copy(result)  # a shallow copy for routing only: the user's result keeps its own rules
+    view.rules = [rule if rule.name in drops or rule.action in (None, "warn")
+                  else dataclasses.replace(rule, action=None) for rule in result.rules]
+    quality = contract.quality.model_copy(update={"on_failure": "warn"})
+    return view, contract.model_copy(update={"quality": quality})
 
 
 def _wrap(fn: Callable[..., Any]) -> _Checked:
@@ -154,6 +201,10 @@ def expect_all_or_fail(constraints: dict[str, str]) -> Callable[[Callable[..., A
 def contract(source: Any, *, pipeline: str | None = None, source_name: str | None = None) -> Callable[
         [Callable[..., Any]], _Checked]:
     """Check the function's DataFrame against a whole contract (path or Contract)."""
+    from dq_governance.api import validate_contract_argument, validate_pipeline
+
+    validate_contract_argument(source)  # None or a frame here would be found only at the first call
+    validate_pipeline(pipeline)  # a blank name would fall back to the function's name without a word
 
     def decorate(fn: Callable[..., Any]) -> _Checked:
         wrapped = _wrap(fn)

@@ -11,9 +11,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from dq_governance.checks.report_rows import PARTITION_COLUMNS, REPORT_COLUMNS, report_rows
+from dq_governance.errors import ConfigError
 
-__all__ = ["PARTITION_COLUMNS", "REPORT_COLUMNS", "report_rows", "report_schema", "write_report", "read_history",
-           "run_row_counts", "rule_metric_values"]
+__all__ = ["PARTITION_COLUMNS", "REPORT_COLUMNS", "REPORT_FORMATS", "report_rows", "report_schema",
+           "validate_report_format", "write_report", "read_history", "run_row_counts", "rule_metric_values"]
+
+#: the formats a report history is written in
+REPORT_FORMATS = ("parquet", "delta")
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -26,10 +30,18 @@ def report_schema() -> Any:
     return struct_type(REPORT_COLUMNS)
 
 
+def validate_report_format(format: str) -> str:
+    """Refuse a report format other than parquet or delta (ConfigError); before any Spark work."""
+    if format not in REPORT_FORMATS:
+        raise ConfigError(f"report format must be one of {', '.join(REPORT_FORMATS)}, not {format!r}")
+    return format
+
+
 def write_report(
     spark: SparkSession, rows: list[dict[str, Any]], path: str, *, format: str = "parquet"
 ) -> int:
     """Write one run's rows to the history at `path`, replacing that run's earlier rows; return the count."""
+    validate_report_format(format)
     if not rows:
         return 0
     keys = {(row["pipeline"], row["run_id"]) for row in rows}
@@ -43,12 +55,10 @@ def write_report(
         from dq_governance.publish.writer import replace_delta_partition
 
         replace_delta_partition(frame, path, {"pipeline": pipeline, "run_id": run_id}, partition_by=["pipeline"])
-    elif format == "parquet":
+    else:
         from dq_governance.publish.writer import replace_partitions
 
         replace_partitions(frame, path, list(PARTITION_COLUMNS), run_id=run_id)
-    else:
-        raise ValueError(f"report format must be parquet or delta, not {format!r}")
     return len(rows)
 
 
