@@ -192,10 +192,10 @@ def check_stream(
     start: bool = True,
 ) -> StreamCheck:
     """Validate each micro-batch of `stream_df` against `contract` through foreachBatch; see the module doc."""
-    from dq_governance.api import resolve_contract
+    from dq_governance.api import resolve_contract, validate_pipeline
 
     resolved, location = resolve_contract(contract)
-    pipeline = pipeline or resolved.name
+    pipeline = resolved.name if validate_pipeline(pipeline) is None else pipeline
     spark = stream_df.sparkSession
     stream_key = f"{pipeline}@{_absolute(checkpoint)}"
     checker = _BatchChecker(resolved, location, target=target, quarantine=quarantine, report=report,

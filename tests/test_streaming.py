@@ -215,3 +215,12 @@ def test_blocked_batch_under_fail_writes_no_row_and_no_marker(spark, tmp_path):
         handle.process_batch(batch, 0)
     assert [(b["total_rows"], b["valid_rows"], b["published"]) for b in handle.batches] == [(3, 1, False)]
     assert sorted(p.name for p in out.glob("*")) == []  # neither output, and no commit marker
+
+
+def test_a_blank_pipeline_is_refused_before_the_query_starts(spark, tmp_path):
+    from dq_governance.errors import ConfigError
+
+    batch = spark.createDataFrame([row.split(",") for row in BATCHES[0]], SCHEMA)
+    with pytest.raises(ConfigError, match="pipeline ' ': expected a non-blank name"):
+        dq_governance.check_stream(batch, _contract(), target=str(tmp_path / "v"), quarantine=str(tmp_path / "q"),
+                                   checkpoint=str(tmp_path / "c"), pipeline=" ", start=False)
