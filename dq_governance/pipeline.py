@@ -1,12 +1,18 @@
 """The run pipeline: one stage after another, each reading what the one before it left in the `Run`.
 
-    history -> check -> guard -> route -> stage -> verify -> promote -> report   (lineage START before,
-                                                                                  COMPLETE / FAIL after)
+    precheck -> history -> check -> guard -> route -> stage -> verify -> promote -> report
+                                                       (lineage START after precheck, COMPLETE / FAIL at the end)
 
 Each stage calls the one module that does its job (observe, checks, publish.policy, masking,
 publish.writer, publish.report, lineage.emit) and nothing calls back: the data flows one way, from the
 contract to the published outputs and the events. `api.run` builds a `Run` and calls `execute`; a blocked
 run leaves every target exactly as it was (nothing is staged for a blocked target).
+
+One run's outputs come from one attempt: a blocked attempt of a run whose quarantine partition holds rows an
+earlier attempt published (any `_dq_disposition` but `blocked`) leaves that partition too, and logs that its
+evidence was not written; only a run with no published rows there gets the blocked attempt's evidence
+(`stage`). The quarantine's partition is the run id alone, so `precheck` refuses a run whose run id already
+has another pipeline's rows there, before the check pass (its replace would delete them).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from dq_governance.errors import DqGovernanceError, GateFailedError
+from dq_governance.errors import ConfigError, DqGovernanceError, GateFailedError
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
@@ -51,6 +57,7 @@ class Run:
     emitter: Any = None
     raise_on_block: bool = True
     # produced by the stages
+    quarantined_before: set[tuple[Any, ...]] | None = None  # (pipeline, disposition) the run's partition held
     volume_history: dict[str, list[int]] | None = None  # volume rule name -> its earlier counts
     previous_schema: dict[str, str] | None = None
     result: CheckResult | None = None
@@ -67,6 +74,23 @@ class Run:
 
 
 # --------------------------------------------------------------------------- the stages
+
+
+def precheck(run: Run) -> None:
+    """Refusals before the check pass: a merge key masked so that keys collide; a quarantine partition for this
+    run id holding another pipeline's rows (read once: `stage` uses it too)."""
+    from dq_governance.publish import policy
+
+    if run.target is not None and run.target.mode == "merge" and run.outputs and run.mask:
+        policy.refuse_masked_merge_keys(run.contract, run.target.merge_keys)
+    if run.quarantine is None or not run.outputs:
+        return
+    run.quarantined_before = _run_partition(run)
+    others = sorted({str(pipeline) for pipeline, _ in run.quarantined_before if pipeline != run.pipeline})
+    if others:
+        raise ConfigError(f"quarantine {run.quarantine.location}: run id {run.run_id} already holds rows of pipeline "
+                          f"{others[0]}, which this run of {run.pipeline} would delete; give each pipeline its own "
+                          "run id or quarantine")
 
 
 def read_history(run: Run) -> None:
@@ -97,7 +121,8 @@ def guard(run: Run) -> None:
     """A merge whose keys the check found duplicated or null is blocked (it would corrupt the target).
 
     Duplicates: the automatic unique rule (`policy.with_merge_guard`). Nulls: counted on the rows the run would
-    publish (a MERGE never matches a null key, so each retry would insert them again).
+    publish, masked as published (a MERGE never matches a null key, so each retry would insert them again). A key
+    masked by a method that can give distinct keys one value was refused by `precheck`.
     """
     if run.target is None or run.target.mode != "merge" or not run.outputs:
         return
@@ -108,8 +133,14 @@ def guard(run: Run) -> None:
     if reason:
         policy.block(run.result, reason)
     if run.result.gate.publish:
+        keys = run.target.merge_keys
         target_df = policy.route(run.result, run.contract, source=run.source).target_df
-        reason = policy.null_merge_keys_reason(target_df, run.target.merge_keys)
+        if run.masking == "applied" and target_df is not None and all(k in target_df.columns for k in keys):
+            from dq_governance.masking import apply_masks
+
+            # the keys alone, masked as published: hmac / tokenize turn a blank key into null
+            target_df = apply_masks(target_df.select(*[f"`{k}`" for k in keys]), run.contract, base_dir=run.base_dir)
+        reason = policy.null_merge_keys_reason(target_df, keys)
         if reason:
             policy.block(run.result, reason)
 
@@ -121,7 +152,10 @@ def route(run: Run) -> None:
 
 
 def stage(run: Run) -> None:
-    """Each output written beside its target (on Spark Connect: counted, to be written in place)."""
+    """Each output written beside its target (on Spark Connect: counted, to be written in place).
+
+    A blocked attempt's evidence is not staged when an earlier attempt of the run published (module doc).
+    """
     from dq_governance.publish import policy
     from dq_governance.publish.writer import partition_dir
     from dq_governance.publish.writer import stage as stage_output
@@ -129,6 +163,10 @@ def stage(run: Run) -> None:
     assert run.result is not None
     for kind, output in (("target", run.target), ("quarantine", run.quarantine)):
         if output is None or run.frames.get(kind) is None:
+            continue
+        if kind == "quarantine" and run.routing.blocked and _published_before(run):
+            log.warning("%s: run %s already published; this blocked attempt's evidence was not written to %s (the "
+                        "run keeps its published rows there)", run.result.contract_name, run.run_id, output.location)
             continue
         try:
             run.staged[kind] = stage_output(run.frames[kind], output, run_id=run.run_id, pipeline=run.pipeline)
@@ -218,7 +256,8 @@ def discard(run: Run) -> None:
     run.staged.clear()
 
 
-#: the stages of a run, in order; a metrics-only run skips the ones that move rows
+#: the stages of a run, in order, after `precheck` (which runs before lineage START); a metrics-only run skips
+#: the ones that move rows
 STAGES: tuple[Callable[[Run], None], ...] = (read_history, check, guard, route, stage, verify, promote, write_report)
 _ROW_STAGES = frozenset({route, stage, verify, promote})
 
@@ -226,6 +265,12 @@ _ROW_STAGES = frozenset({route, stage, verify, promote})
 def execute(run: Run) -> CheckResult:
     """Every stage in order, lineage around them; the result (GateFailedError when a blocked run had a target)."""
     emitter = run.emitter
+    try:
+        precheck(run)
+    except Exception:
+        if emitter is not None:
+            emitter.close()  # refused before START: no event
+        raise
     if emitter is not None:
         namespace, name = input_identity(run.source, run.contract)
         emitter.start(input_namespace=namespace, input_name=name)
@@ -361,6 +406,22 @@ def _published_with_errors(routing: Any) -> int:
     from dq_governance.publish.policy import DISPOSITION_COL
 
     return routing.quarantine_df.where(F.col(DISPOSITION_COL) == "published").count()
+
+
+def _run_partition(run: Run) -> set[tuple[Any, ...]]:
+    """(pipeline, disposition) of the rows the quarantine holds for the run id (its partition alone is read)."""
+    from dq_governance.publish.policy import DISPOSITION_COL, PIPELINE_COL
+    from dq_governance.publish.writer import partition_rows
+
+    assert run.quarantine is not None
+    spark = run.df.sparkSession
+    return partition_rows(spark, run.quarantine, run.run_id, [PIPELINE_COL, DISPOSITION_COL])
+
+
+def _published_before(run: Run) -> bool:
+    """Whether the run's quarantine partition holds rows of this pipeline that an attempt published."""
+    before = run.quarantined_before if run.quarantined_before is not None else _run_partition(run)
+    return any(pipeline == run.pipeline and disposition != "blocked" for pipeline, disposition in before)
 
 
 def _first_line(exc: Exception) -> str:

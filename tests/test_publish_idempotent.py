@@ -84,8 +84,13 @@ def test_a_retry_replaces_only_its_own_run(spark, tmp_path):
         r2_files)
     assert spark.read.parquet(str(tmp_path / "quarantine")).count() == 2
     assert read_history(str(tmp_path / "report"), spark=spark).count() == 2 * RULES
-    # the same run id under another pipeline is another run
-    dq_governance.run(_frame(spark), CONTRACT, run_id="r1", pipeline="other", **outs)
+    # the same run id under another pipeline is another run; it needs a quarantine of its own (the quarantine is
+    # partitioned by run id alone: sharing it is refused before anything is written, test_publish_trust.py)
+    with pytest.raises(ConfigError, match="already holds rows of pipeline items, which this run of other would"):
+        dq_governance.run(_frame(spark), CONTRACT, run_id="r1", pipeline="other", **outs)
+    assert spark.read.parquet(str(target)).count() == 4
+    other = {**outs, "quarantine": str(tmp_path / "other_quarantine")}
+    dq_governance.run(_frame(spark), CONTRACT, run_id="r1", pipeline="other", **other)
     assert spark.read.parquet(str(target)).count() == 6
 
 

@@ -9,7 +9,16 @@ through; the quarantine keeps its original values, which the typed target may ha
 `blocked` (the gate blocked the run).
 
 When the gate blocks, the target is not touched. Under `fail` nothing is written at all; under
-`block_publication` / `quarantine` the invalid rows still go to quarantine as evidence.
+`block_publication` / `quarantine` the invalid rows still go to quarantine as evidence, replacing the run's
+partition, unless an earlier attempt of the run published (its partition holds rows not `blocked`): that
+partition stays, so a run's target rows and quarantine rows always come from one attempt (`pipeline.stage`).
+A published attempt that quarantined no row leaves no partition to recognise, so a blocked retry of it still
+writes its rows, all `blocked`.
+
+The quarantine is partitioned by `_dq_run_id` alone, so a run id names one pipeline's run in it: a run whose
+run id already has another `_dq_pipeline`'s rows there is refused before its check (`pipeline.precheck`).
+A merge key masked by a method that can give distinct keys one value (any but hmac and tokenize) is refused
+too, when the run masks (`refuse_masked_merge_keys`): the merge guards see the keys before masking.
 
 Columns: a data column the contract does not declare (not one of its top-level fields, not one of our
 `_dq_*` columns; only when the contract declares at least one field: `contracts.model.undeclared_columns`)
@@ -34,8 +43,9 @@ WARNINGS_COL = "_dq_warnings"
 ANNOTATIONS = (ERRORS_COL, WARNINGS_COL)
 DISPOSITION_COL = "_dq_disposition"
 RUN_ID_COL = "_dq_run_id"
+PIPELINE_COL = "_dq_pipeline"
 QUARANTINE_META = (
-    RUN_ID_COL, "_dq_pipeline", "_dq_contract", "_dq_contract_version", "_dq_source", "_dq_quarantined_at",
+    RUN_ID_COL, PIPELINE_COL, "_dq_contract", "_dq_contract_version", "_dq_source", "_dq_quarantined_at",
     DISPOSITION_COL,
 )
 
@@ -51,6 +61,9 @@ EXCLUDING_ACTIONS = frozenset({"drop", "quarantine", "fail"})
 #: on a blocked run: does the quarantine still get the invalid rows?
 QUARANTINE_WHEN_BLOCKED = {"fail": False, "block_publication": True, "quarantine": True, "warn": True, "skip": True}
 MERGE_GUARD_NAME = "merge_keys_unique"
+#: masking methods that keep distinct merge keys distinct (keyed pseudonyms); any other can give two keys one
+#: value (null, redact, partial, generalize), and a MERGE on those values matches the wrong rows or none
+KEY_PRESERVING_MASKS = frozenset({"hmac", "tokenize"})
 #: schema.undeclared_columns -> do undeclared columns leave in the outputs? (`mask`: masked on the way out)
 PUBLISHES_UNDECLARED = {"drop": False, "fail": False, "keep": True, "mask": True}
 
@@ -136,7 +149,7 @@ def route(result: CheckResult, contract: Any, *, source: str | None = None, evid
         quarantine_df = result.quarantine_df.select(
             "*",
             F.lit(result.run_id).alias(RUN_ID_COL),
-            F.lit(result.pipeline).alias("_dq_pipeline"),
+            F.lit(result.pipeline).alias(PIPELINE_COL),
             F.lit(result.contract_name).alias("_dq_contract"),
             F.lit(result.contract_version).alias("_dq_contract_version"),
             F.lit(source if source is not None else result.source).cast("string").alias("_dq_source"),
@@ -213,6 +226,23 @@ def with_merge_guard(contract: Any, keys: list[str]) -> tuple[Any, str | None]:
     quality = contract.quality.model_copy(update={"rules": [*contract.quality.rules, guard]})
     guarded = contract.model_copy(update={"quality": quality})
     return guarded, guarded.rules()[-1].name
+
+
+def refuse_masked_merge_keys(contract: Any, keys: list[str]) -> None:
+    """Refuse a merge on a key the contract masks with a method that can give distinct keys one value."""
+    from dq_governance.masking.policies import masked_columns
+
+    masked = masked_columns(contract)
+    for key in keys:
+        for path, spec in masked.items():
+            whole = path.lower() == key.lower()
+            if spec.method in KEY_PRESERVING_MASKS or not (whole or path.lower().startswith(f"{key.lower()}.")):
+                continue
+            where = "" if whole else f" (its field {path})"
+            raise ConfigError(
+                f"merge key {key}{where} is masked with {spec.method}, which can give distinct keys one value, so a "
+                f"MERGE would match the wrong rows or none; merge on another key, or mask {path} with hmac or tokenize"
+            )
 
 
 def merge_guard_reason(result: CheckResult, guard: str | None, keys: list[str]) -> str | None:

@@ -404,6 +404,28 @@ def remove_run_partition(spark: SparkSession, output: Output, run_id: str) -> No
     HadoopFs(spark, output.location).delete(_join(output.location, partition_dir(column, run_id)))
 
 
+def partition_rows(spark: SparkSession, output: Output, value: str, columns: list[str]) -> set[tuple[Any, ...]]:
+    """The distinct values of `columns` (strings) in one partition, `partition_by[0] = value`, of a parquet or
+    Delta path; only that partition is read (empty when it does not exist). DataFrame reads only: Connect too."""
+    from pyspark.sql import functions as F
+
+    column = output.partition_by[0]
+    if output.format == "delta":
+        _require_delta(spark, f"output {output.location}")
+        if not is_delta_table(spark, output.location):
+            return set()
+        frame = spark.read.format("delta").load(output.location).where(F.col(f"`{column}`") == F.lit(value))
+    elif output.format == "parquet":
+        where = _join(output.location, partition_dir(column, value))
+        if not path_exists(spark, where):
+            return set()
+        # that directory alone, with the schema given: nothing else of the output is listed or inferred
+        frame = spark.read.schema(", ".join(f"`{c}` string" for c in columns)).parquet(where)
+    else:
+        return set()
+    return {tuple(row) for row in frame.select(*[F.col(f"`{c}`") for c in columns]).distinct().collect()}
+
+
 # --------------------------------------------------------------------------- Delta and tables
 
 
