@@ -23,7 +23,7 @@ from dq_governance.catalogs.datahub import DataHubPusher
 from dq_governance.catalogs.dryrun import DryRunTransport
 from dq_governance.catalogs.naming import CATALOG_SETTINGS, SETTINGS, CatalogNaming, NameSettings
 from dq_governance.catalogs.openmetadata import OpenMetadataPusher, version_setting
-from dq_governance.catalogs.transport import HttpTransport, RetryPolicy, Secret, load_token
+from dq_governance.catalogs.transport import HttpTransport, RetryPolicy, Secret, check_base_url, load_token
 from dq_governance.checks.result import CheckResult, GateDecision, RuleResult
 from dq_governance.contracts.model import Contract
 from dq_governance.errors import CatalogError, ConfigError, ContractError, InputDataError
@@ -136,8 +136,7 @@ def check_settings(catalog: str, *, url: str | None, dry_run: bool, project: Pro
     url = catalog_url(catalog, url, project)
     if dry_run or not url:
         return
-    if not url.startswith(("http://", "https://")):
-        raise ConfigError(f"{catalog}: catalog URL must start with http:// or https://, got {url!r}")
+    check_base_url(catalog, url)
     _token(spec, catalog, project or ProjectConfig())
 
 

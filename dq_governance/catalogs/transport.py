@@ -93,6 +93,12 @@ def token_problem(text: str) -> str | None:
     return None
 
 
+def check_base_url(catalog: str, url: str | None) -> None:
+    """Refuse (ConfigError) a catalog URL that is not http(s)."""
+    if not url or not url.startswith(("http://", "https://")):
+        raise ConfigError(f"{catalog}: catalog URL must start with http:// or https://, got {url!r}")
+
+
 @dataclass
 class Response:
     """What a pusher needs from a reply: the status and the decoded JSON body (None when empty)."""
@@ -160,8 +166,7 @@ class HttpTransport:
         session: requests.Session | None = None,
         pool_size: int = 10,
     ):
-        if not base_url or not base_url.startswith(("http://", "https://")):
-            raise ConfigError(f"{catalog}: catalog URL must start with http:// or https://, got {base_url!r}")
+        check_base_url(catalog, base_url)
         self.base_url = base_url.rstrip("/")
         self.catalog = catalog
         self.timeout = timeout
@@ -178,9 +183,7 @@ class HttpTransport:
         self.session.headers.update(headers or {})
         self._token = token
         if token:
-            problem = token_problem(token.reveal())
-            if problem:  # a token handed in directly, not read by load_token
-                raise ConfigError(f"{catalog}: {problem}; give the token alone")
+            _one_token(token.reveal(), catalog)  # a token handed in directly, not read by load_token
             self.session.headers["Authorization"] = f"Bearer {token.reveal()}"
         self.requests_sent = 0
 

@@ -17,6 +17,7 @@ from typing import Any, Iterable
 
 from dq_governance.errors import InputDataError
 from dq_governance.observe.drift import decode_schema
+from dq_governance.session import first_line
 
 #: a URI scheme of two or more characters (file:, s3a:, hdfs:); one letter is a Windows drive (C:)
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]+:")
@@ -52,11 +53,6 @@ def _local_dir(path: str | Path) -> bool:
     return not _URI.match(str(path)) and Path(path).is_dir()
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
 def read_history_rows(
     path: str | Path, *, pipeline: str | None = None, format: str = "parquet", spark: Any = None
 ) -> list[dict[str, Any]]:
@@ -85,7 +81,7 @@ def _read_with_pyarrow(path: str | Path, pipeline: str | None) -> list[dict[str,
         filt = (ds.field("pipeline") == pipeline) if pipeline is not None else None
         rows = dataset.to_table(columns=names, filter=filt).to_pylist()
     except (pa.ArrowException, OSError) as exc:  # a corrupt file, clashing column types: one line
-        raise InputDataError(f"{path}: cannot read the report history: {_first_line(exc)}") from None
+        raise InputDataError(f"{path}: cannot read the report history: {first_line(exc)}") from None
     for row in rows:  # columns added to the history later are absent in old files
         for column in REPORT_COLUMNS:
             row.setdefault(column, None)
@@ -101,7 +97,7 @@ def _read_through_spark(path: str | Path, pipeline: str | None, format: str, spa
     try:
         collected = read_history(str(path), spark=spark, format=format, pipeline=pipeline).collect()
     except Exception as exc:  # Spark's AnalysisException and friends (no such path, not a Delta table): one line
-        raise InputDataError(f"{path}: cannot read the report history as {format}: {_first_line(exc)}") from None
+        raise InputDataError(f"{path}: cannot read the report history as {format}: {first_line(exc)}") from None
     rows = [row.asDict() for row in collected]
     for row in rows:
         at = row.get("validated_at")
@@ -156,30 +152,27 @@ def volume_history(spark: Any, contract: Any, report: str, report_format: str, p
     """Each volume rule's counts in earlier runs (rule name -> counts, oldest first), when the contract has one.
 
     A rule without `filter` is judged against the earlier runs' row counts (`total_rows`). A rule with one is
-    judged against its own recorded counts (its `metric_value`, found by its name): the whole input's count
-    of an earlier run says nothing about how many of its rows the filter kept.
+    judged against its own recorded counts (its `metric_value`, found by its name) in those runs: the whole
+    input's count of an earlier run says nothing about how many of its rows the filter kept. One Spark job.
     """
     rules = [rule for rule in contract.check_rules() if rule.type == "volume"]
     if not rules:
         return None
-    from dq_governance.publish.report import rule_metric_values, run_row_counts
+    from dq_governance.publish.report import volume_series
     from dq_governance.publish.writer import path_exists
 
     if not path_exists(spark, report):
         return {rule.name: [] for rule in rules}
+    series = volume_series(report, pipeline=pipeline, contract=contract.name, spark=spark, format=report_format,
+                           check_names=[rule.name for rule in rules if rule.filter is not None],
+                           limit=max(rule.history_runs for rule in rules), exclude_run_id=run_id)
     out: dict[str, list[int]] = {}
-    whole = [rule for rule in rules if rule.filter is None]
-    if whole:
-        counts = run_row_counts(report, pipeline=pipeline, contract=contract.name, spark=spark, format=report_format,
-                                limit=max(rule.history_runs for rule in whole), exclude_run_id=run_id)
-        for rule in whole:
-            out[rule.name] = [count for _run, count in reversed(counts[:rule.history_runs])]
     for rule in rules:
-        if rule.filter is not None:
-            values = rule_metric_values(report, pipeline=pipeline, contract=contract.name, check_name=rule.name,
-                                        rule_type="volume", limit=rule.history_runs, spark=spark,
-                                        format=report_format, exclude_run_id=run_id)
-            out[rule.name] = [int(value) for _run, value in reversed(values)]
+        recent = list(reversed(series[:rule.history_runs]))  # oldest first
+        if rule.filter is None:
+            out[rule.name] = [total for _run, total, _counts in recent]
+        else:  # a run that did not record the rule (it was added later) gives it no count
+            out[rule.name] = [int(counts[rule.name]) for _run, _total, counts in recent if rule.name in counts]
     return out
 
 

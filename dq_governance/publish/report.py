@@ -8,13 +8,13 @@ The rows are built by `checks.report_rows` (Spark-free); writing and reading imp
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from dq_governance.checks.report_rows import PARTITION_COLUMNS, REPORT_COLUMNS, report_rows
 from dq_governance.errors import ConfigError
 
 __all__ = ["PARTITION_COLUMNS", "REPORT_COLUMNS", "REPORT_FORMATS", "report_rows", "report_schema",
-           "validate_report_format", "write_report", "read_history", "run_row_counts", "rule_metric_values"]
+           "validate_report_format", "write_report", "read_history", "run_row_counts", "volume_series"]
 
 #: the formats a report history is written in
 REPORT_FORMATS = ("parquet", "delta")
@@ -102,43 +102,38 @@ def run_row_counts(
     exclude_run_id: str | None = None,
 ) -> list[tuple[str, int]]:
     """(run_id, total_rows) of the last `limit` runs of a pipeline but `exclude_run_id`, newest first (for volume)."""
-    frame = read_history(path, spark=spark, format=format, pipeline=pipeline, contract=contract)
-    return [(run_id, int(value)) for run_id, value in _newest_runs(frame, "total_rows", limit, exclude_run_id)]
+    return [(run_id, total) for run_id, total, _values in volume_series(
+        path, pipeline=pipeline, contract=contract, limit=limit, spark=spark, format=format,
+        exclude_run_id=exclude_run_id)]
 
 
-def rule_metric_values(
+def volume_series(
     path: str,
     *,
     pipeline: str,
-    check_name: str,
-    rule_type: str | None = None,
     contract: str | None = None,
+    check_names: Sequence[str] = (),
     limit: int = 20,
     spark: SparkSession | None = None,
     format: str = "parquet",
     exclude_run_id: str | None = None,
-) -> list[tuple[str, float]]:
-    """(run_id, metric_value) of one rule in the last `limit` runs that recorded a value for it, newest first."""
+) -> list[tuple[str, int, dict[str, float]]]:
+    """(run_id, total_rows, {volume rule in `check_names`: its recorded count}) of the last `limit` runs of a
+    pipeline but `exclude_run_id`, newest first: one Spark job, whatever the number of volume rules."""
     from pyspark.sql import functions as F
 
     frame = read_history(path, spark=spark, format=format, pipeline=pipeline, contract=contract)
-    frame = frame.where((F.col("check_name") == check_name) & F.col("metric_value").isNotNull())
-    if rule_type is not None:
-        frame = frame.where(F.col("rule_type") == rule_type)
-    return [(run_id, float(value)) for run_id, value in _newest_runs(frame, "metric_value", limit, exclude_run_id)]
-
-
-def _newest_runs(frame: DataFrame, column: str, limit: int, exclude_run_id: str | None) -> list[tuple[str, Any]]:
-    """(run_id, the run's `column`) of the newest `limit` runs in `frame` but `exclude_run_id`, newest first."""
-    from pyspark.sql import functions as F
-
     if exclude_run_id is not None:  # before the limit: a re-run of a run id still sees `limit` earlier runs
         frame = frame.where(F.col("run_id") != exclude_run_id)
+    recorded = (F.col("rule_type") == "volume") & F.col("check_name").isin(list(check_names)) \
+        & F.col("metric_value").isNotNull()
     runs = (
         frame.groupBy("run_id")
-        .agg(F.max("validated_at").alias("at"), F.max(column).alias("value"))
+        .agg(F.max("validated_at").alias("at"), F.max("total_rows").alias("total_rows"),
+             F.collect_list(F.when(recorded, F.struct("check_name", "metric_value"))).alias("counts"))
         .orderBy(F.col("at").desc(), F.col("run_id").desc())
         .limit(limit)
         .collect()
     )
-    return [(row["run_id"], row["value"]) for row in runs]
+    return [(row["run_id"], int(row["total_rows"]), {c["check_name"]: float(c["metric_value"]) for c in row["counts"]})
+            for row in runs]
