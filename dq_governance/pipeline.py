@@ -8,10 +8,11 @@ publish.writer, publish.report, lineage.emit) and nothing calls back: the data f
 contract to the published outputs and the events. `api.run` builds a `Run` and calls `execute`; a blocked
 run leaves every target exactly as it was (nothing is staged for a blocked target).
 
-One run's outputs come from one attempt: a blocked attempt of a run whose quarantine partition holds rows an
-earlier attempt published (any `_dq_disposition` but `blocked`) leaves that partition too, and logs that its
-evidence was not written; only a run with no published rows there gets the blocked attempt's evidence
-(`stage`). The quarantine's partition is the run id alone, so `precheck` refuses a run whose run id already
+One run's outputs come from one attempt: an attempt that publishes nothing, of a run an earlier attempt
+published, leaves that attempt's quarantine partition and report rows as they are, and logs that its evidence
+and report rows were not written (`stage`, `write_report`). The earlier publication is known from the run's
+quarantine partition (rows of this pipeline with any `_dq_disposition` but `blocked`) or from its report rows
+(`published`); a run with neither (no quarantine rows and no report history) is taken as not published. The quarantine's partition is the run id alone, so `precheck` refuses a run whose run id already
 has another pipeline's rows there, before the check pass (its replace would delete them).
 """
 
@@ -58,6 +59,7 @@ class Run:
     raise_on_block: bool = True
     # produced by the stages
     quarantined_before: set[tuple[Any, ...]] | None = None  # (pipeline, disposition) the run's partition held
+    published_before: bool | None = None  # an earlier attempt of the run published (`_published_before`)
     volume_history: dict[str, list[int]] | None = None  # volume rule name -> its earlier counts
     previous_schema: dict[str, str] | None = None
     result: CheckResult | None = None
@@ -166,7 +168,8 @@ def stage(run: Run) -> None:
             continue
         if kind == "quarantine" and run.routing.blocked and _published_before(run):
             log.warning("%s: run %s already published; this blocked attempt's evidence was not written to %s (the "
-                        "run keeps its published rows there)", run.result.contract_name, run.run_id, output.location)
+                        "run keeps its published attempt's rows there)", run.result.contract_name, run.run_id,
+                        output.location)
             continue
         try:
             run.staged[kind] = stage_output(run.frames[kind], output, run_id=run.run_id, pipeline=run.pipeline)
@@ -237,7 +240,11 @@ def write_report(run: Run) -> None:
     """One history row per rule; then the failed-row sample, read from the kept rows before their release."""
     result = run.result
     assert result is not None
-    if run.report:
+    moves_rows = run.target is not None or run.quarantine is not None
+    if run.report and moves_rows and not result.published and _published_before(run):
+        log.warning("%s: run %s already published; this attempt's report rows were not written to %s (the run "
+                    "keeps its published attempt's rows there)", result.contract_name, run.run_id, run.report)
+    elif run.report:
         from dq_governance.publish.report import write_report as write
 
         write(run.df.sparkSession, result.report_rows(), run.report, format=run.report_format)
@@ -419,9 +426,20 @@ def _run_partition(run: Run) -> set[tuple[Any, ...]]:
 
 
 def _published_before(run: Run) -> bool:
-    """Whether the run's quarantine partition holds rows of this pipeline that an attempt published."""
-    before = run.quarantined_before if run.quarantined_before is not None else _run_partition(run)
-    return any(pipeline == run.pipeline and disposition != "blocked" for pipeline, disposition in before)
+    """Whether an earlier attempt of the run published: its quarantine partition holds rows of this pipeline an
+    attempt published, or its report rows say so (read once, when an attempt publishes nothing)."""
+    if run.published_before is None:
+        found = False
+        if run.quarantine is not None:
+            before = run.quarantined_before if run.quarantined_before is not None else _run_partition(run)
+            found = any(pipeline == run.pipeline and disposition != "blocked" for pipeline, disposition in before)
+        if not found and run.report:
+            from dq_governance.publish.report import run_published
+
+            found = run_published(run.df.sparkSession, run.report, pipeline=run.pipeline, run_id=run.run_id,
+                                  format=run.report_format)
+        run.published_before = found
+    return run.published_before
 
 
 def _first_line(exc: Exception) -> str:

@@ -20,6 +20,7 @@ from dq_governance import pipeline
 from dq_governance.contracts.model import Contract
 from dq_governance.errors import ConfigError, GateFailedError
 from dq_governance.publish import policy
+from dq_governance.publish.report import read_history
 
 AIRFLOW_RUN = "scheduled__2026-01-01T00:00:00+00:00"  # every task of a DAG run gets it
 
@@ -180,7 +181,7 @@ def test_a_blocked_retry_keeps_the_outputs_of_the_published_attempt(spark, tmp_p
     assert caught.value.result.outputs == []  # the retry wrote nothing
     assert [r.getMessage() for r in caplog.records if "evidence" in r.getMessage()] == [
         f"items: run r already published; this blocked attempt's evidence was not written to {q} (the run keeps "
-        "its published rows there)"]
+        "its published attempt's rows there)"]
     assert _values(spark, t) == [10, 20]
     assert _quarantine(spark, q) == [("items", "r", 30, "quarantined")]  # both outputs: the first attempt's
 
@@ -196,6 +197,43 @@ def test_a_blocked_retry_keeps_the_outputs_of_the_published_attempt(spark, tmp_p
         dq_governance.run(_frame(spark, blocked), contract, run_id="s", **outs)
     assert _values(spark, t) == [10, 15, 20, 25]
     assert _quarantine(spark, q) == [("items", "r", 30, "quarantined"), ("items", "s", 35, "quarantined")]
+
+
+def _history(spark, report):
+    return sorted((r["run_id"], r["check_name"], r["failed_count"], r["published"])
+                  for r in read_history(str(report), spark=spark).collect())
+
+
+@pytest.mark.spark
+def test_a_blocked_retry_keeps_the_report_rows_of_the_published_attempt(spark, tmp_path, caplog):
+    t, q, report, contract = tmp_path / "t", tmp_path / "q", tmp_path / "report", _items(minimum_valid_ratio=0.5)
+    outs = {"target": str(t), "quarantine": str(q), "mode": "append", "report": str(report), "lineage": None}
+    clean = [(1, 10), (2, 20)]  # published, nothing quarantined: only the report knows
+    blocked = [(None, 40), (None, 50), (3, 60)]
+
+    assert dq_governance.run(_frame(spark, clean), contract, run_id="r", **outs).published
+    published, quarantine_files = _history(spark, report), fx.tree(q)
+    assert published == [("r", "id_not_null", 0, True), ("r", "id_type", 0, True),
+                         ("r", "undeclared_columns", None, True), ("r", "v_type", 0, True)]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="dq_governance.pipeline"), pytest.raises(GateFailedError):
+        dq_governance.run(_frame(spark, blocked), contract, run_id="r", **outs)
+    assert [r.getMessage() for r in caplog.records if "already published" in r.getMessage()] == [
+        f"items: run r already published; this blocked attempt's evidence was not written to {q} (the run keeps "
+        "its published attempt's rows there)",
+        f"items: run r already published; this attempt's report rows were not written to {report} (the run keeps "
+        "its published attempt's rows there)"]
+    assert _history(spark, report) == published  # the history still says what the target holds
+    assert _values(spark, t) == [10, 20]
+    assert fx.tree(q) == quarantine_files  # no blocked evidence beside a published run
+
+    # a run never published: the blocked attempt's rows are its history and its evidence
+    with pytest.raises(GateFailedError):
+        dq_governance.run(_frame(spark, blocked), contract, run_id="s", **outs)
+    assert [row for row in _history(spark, report) if row[0] == "s"] == [
+        ("s", "id_not_null", 2, False), ("s", "id_type", 0, False), ("s", "undeclared_columns", None, False),
+        ("s", "v_type", 0, False)]
+    assert _quarantine(spark, q) == [("items", "s", 40, "blocked"), ("items", "s", 50, "blocked")]
 
 
 # --------------------------------------------------------------------------- Delta, in a process of its own
@@ -218,6 +256,9 @@ def test_delta_quarantine(repo, tmp_path):
         "target": [10, 20], "quarantine": [["p1", AIRFLOW_RUN, 11, "quarantined"],
                                            ["p1", AIRFLOW_RUN, 12, "quarantined"]]}
     assert seen["blocked_twice"] == [["items", "s", 70, "blocked"], ["items", "s", 80, "blocked"]]
+    assert seen["report_after_blocked_retry"] == [["c", "id_not_null", 0, True], ["c", "id_type", 0, True],
+                                                  ["c", "undeclared_columns", None, True], ["c", "v_type", 0, True]]
+    assert seen["quarantine_c"] == []
 
 
 def _delta_job(work: str) -> dict:
@@ -265,6 +306,16 @@ def _delta_job(work: str) -> dict:
         except GateFailedError:
             pass
     out["blocked_twice"] = [r for r in rows(q, "_dq_pipeline", "_dq_run_id", "v", "_dq_disposition") if r[1] == "s"]
+    # nothing quarantined by the published attempt: the Delta report history alone knows it published
+    report = {"report": f"{work}/report", "report_format": "delta"}
+    dq_governance.run(_frame(spark, [(1, 10), (2, 20)]), contract, target=f"{work}/c", run_id="c", **delta, **report)
+    try:
+        dq_governance.run(_frame(spark, [(None, 40), (None, 50), (3, 60)]), contract, target=f"{work}/c",
+                          run_id="c", **delta, **report)
+    except GateFailedError:
+        pass
+    out["report_after_blocked_retry"] = rows(f"{work}/report", "run_id", "check_name", "failed_count", "published")
+    out["quarantine_c"] = [r for r in rows(q, "_dq_run_id", "v") if r[0] == "c"]
     spark.stop()
     return out
 

@@ -14,7 +14,7 @@ from dq_governance.checks.report_rows import PARTITION_COLUMNS, REPORT_COLUMNS, 
 from dq_governance.errors import ConfigError
 
 __all__ = ["PARTITION_COLUMNS", "REPORT_COLUMNS", "REPORT_FORMATS", "report_rows", "report_schema",
-           "validate_report_format", "write_report", "read_history", "run_row_counts", "volume_series"]
+           "validate_report_format", "write_report", "read_history", "run_published", "run_row_counts", "volume_series"]
 
 #: the formats a report history is written in
 REPORT_FORMATS = ("parquet", "delta")
@@ -89,6 +89,27 @@ def read_history(
     present = set(frame.columns)
     return frame.select(*[F.col(c) if c in present else F.lit(None).cast(kind).alias(c)
                           for c, kind in REPORT_COLUMNS.items()])
+
+
+def run_published(spark: SparkSession, path: str, *, pipeline: str, run_id: str, format: str = "parquet") -> bool:
+    """Whether the history holds rows of this run of `pipeline` saying an attempt published; its partition alone
+    is read (False when there is no history or no such run)."""
+    from pyspark.sql import functions as F
+
+    from dq_governance.publish.writer import is_delta_table, partition_dir, path_exists
+    from dq_governance.session import join
+
+    if format == "delta":
+        if not is_delta_table(spark, path):
+            return False
+        frame = spark.read.format("delta").load(path).where(
+            (F.col("pipeline") == pipeline) & (F.col("run_id") == run_id))
+    else:
+        where = join(join(path, partition_dir("pipeline", pipeline)), partition_dir("run_id", run_id))
+        if not path_exists(spark, where):
+            return False
+        frame = spark.read.schema("published boolean").parquet(where)
+    return frame.where(F.col("published")).limit(1).count() > 0
 
 
 def run_row_counts(
