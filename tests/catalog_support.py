@@ -132,6 +132,7 @@ class OMState:
     lineage: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     ids: dict[str, str] = field(default_factory=dict)  # entity name -> id to hand out
     counter: int = 0
+    stored_then_503: int = 0  # the next N test case results are stored, then answered 503 (a proxy timing out)
 
     lock: Any = field(default_factory=threading.Lock)
 
@@ -296,6 +297,10 @@ class OMServer:
         fqn = self._last(request, "/testCaseResult")
         assert fqn in self.state.test_cases, f"result for unknown test case {fqn}"
         self.state.results.setdefault(fqn, []).append(json.loads(request.body))
+        with self.state.lock:
+            if self.state.stored_then_503 > 0:
+                self.state.stored_then_503 -= 1
+                return _json(503, {"code": 503, "message": "upstream timed out"})
         return _json(200, json.loads(request.body))
 
     def list_results(self, request: Any):

@@ -111,6 +111,24 @@ def test_openmetadata_notes_every_item_it_does_not_push_and_never_tests_a_filter
     assert [t["tagFQN"] for t in table["columns"][2]["tags"]] == []
 
 
+@responses.activate
+@pytest.mark.parametrize("version", ["1.9.11", "1.6.2"])
+def test_a_result_the_server_stored_before_a_5xx_is_not_written_again(version):
+    state = om_state(version)
+    OMServer(responses.mock, state)
+    state.stored_then_503 = 2  # both results: stored, then a 503 as a proxy timing out would answer
+    report = sync(om_pusher(), [mix_contract()], {"mix": mix_result()})
+    assert (report.failed, report.exit_code) == ([], 0)
+    # each retry asked first and found its result stored: one write per result, one record each
+    writes_sent = [c for c in responses.calls if "testCaseResult" in c.request.url and c.request.method != "GET"]
+    assert len(writes_sent) == 2
+    assert {fqn: len(rows) for fqn, rows in state.results.items()} == {
+        f"{FQN}.id.mix_id_not_null": 1, f"{FQN}.id.mix_id_positive": 1}
+    assert sorted(e for e in report.created if e.startswith("test case result")) == [
+        f"test case result {FQN}.id.mix_id_not_null @ 1735689600000",
+        f"test case result {FQN}.id.mix_id_positive @ 1735689600000"]
+
+
 def test_a_dry_run_notes_the_same_items(tmp_path):
     report = sync(make_pusher("openmetadata", dry_run=True, out=tmp_path, server_version="1.9"), [mix_contract()],
                   {"mix": mix_result()})

@@ -86,6 +86,7 @@ class DryRunTransport:
         headers: dict[str, str] | None = None,
         allow: tuple[int, ...] = (),
         retry_statuses: frozenset[int] = frozenset(),
+        taken: Callable[[], bool] | None = None,  # a dry run sends each request once
     ) -> Response:
         """Record the request as the next numbered file and return the simulated reply."""
         full_path = path + (("?" + urlencode(params)) if params else "")

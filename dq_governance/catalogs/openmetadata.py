@@ -317,10 +317,13 @@ class OpenMetadataPusher(CatalogPusher):
 
     # -- writes ----------------------------------------------------------------
     def _write(self, method: str, path: str, *, entity: str, body: Any, headers: dict[str, str] | None = None,
-               allow: tuple[int, ...] = (), retry_statuses: frozenset[int] | None = None) -> Response:
+               allow: tuple[int, ...] = (), retry_statuses: frozenset[int] | None = None,
+               taken: Callable[[], bool] | None = None) -> Response:
         kwargs: dict[str, Any] = {}
         if retry_statuses is not None:
             kwargs["retry_statuses"] = retry_statuses
+        if taken is not None:
+            kwargs["taken"] = taken
         reply = self.transport.request(method, path, entity=entity, body=body, headers=headers, allow=allow, **kwargs)
         self.report.count_write()  # counted once the server took it (a refusal raised above)
         return reply
@@ -531,13 +534,18 @@ class OpenMetadataPusher(CatalogPusher):
         case_fqn = case["fullyQualifiedName"]
         quoted = quote(case_fqn, safe="")
         entity = f"test case result {case_fqn} @ {timestamp}"
-        existing = self._get(self.profile.result_read.format(fqn=quoted), entity=entity,
-                             params={"startTs": timestamp, "endTs": timestamp})
-        if existing and (existing.get("data") if isinstance(existing, dict) else existing):
+
+        def stored() -> bool:  # results are keyed by timestamp: one there is this run's
+            existing = self._get(self.profile.result_read.format(fqn=quoted), entity=entity,
+                                 params={"startTs": timestamp, "endTs": timestamp})
+            return bool(existing and (existing.get("data") if isinstance(existing, dict) else existing))
+
+        if stored():
             self.report.record(UNCHANGED, entity)
             return
         body = test_result_body(rule, timestamp, total, pii, TEST_DEFINITIONS[rule.type])
-        self._write(method, template.format(fqn=quoted), entity=entity, body=body)
+        # a result write may add a record each time it is taken: a retry first asks whether the last try was stored
+        self._write(method, template.format(fqn=quoted), entity=entity, body=body, taken=stored)
         self.report.record(CREATED, entity)
 
     def _push_contract_result(self, contract: Contract, result: CheckResult, timestamp: int) -> None:

@@ -205,16 +205,22 @@ class HttpTransport:
         headers: dict[str, str] | None = None,
         allow: tuple[int, ...] = (),
         retry_statuses: frozenset[int] = RETRY_STATUSES,
+        taken: Callable[[], bool] | None = None,
     ) -> Response:
         """Send one request; retry transient failures; raise CatalogError on other errors.
 
-        `allow` lists non-2xx statuses the caller handles itself (404 on a read means "absent").
+        `allow` lists non-2xx statuses the caller handles itself (404 on a read means "absent"). `taken`, for a
+        write that is not idempotent (a POST that adds a record): asked before each retry whether the server
+        stored an earlier try after all (a 5xx or a timeout can come after the write); if so, nothing is resent.
         """
         url = self.base_url + path + (("?" + urlencode(params)) if params else "")
         data = None if body is None else json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
         last_problem = ""
         for attempt in range(self.retry.attempts):
             retry_after: float | None = None
+            if attempt and taken is not None and taken():
+                log.info("%s %s %s: the server stored the earlier try; not sent again", self.catalog, method, path)
+                return Response(200)
             try:
                 with self._count_lock:
                     self.requests_sent += 1
