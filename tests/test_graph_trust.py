@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from graph_events import column_lineage, ds, facet, owners, run_event, schema
+from graph_events import NS, column_lineage, ds, facet, owners, run_event, schema
 
 from dq_governance.cli import main
 from dq_governance.contracts.diff import attach_consumers, diff_contracts
@@ -92,6 +92,50 @@ def test_symlinks_are_stored_alike_by_the_serial_and_the_parallel_ingest(tmp_pat
             g.ingest_file(path, parallel=parallel)
             rows[parallel] = g.db.execute("SELECT namespace, name, dataset_id FROM dataset_aliases").fetchall()
     assert rows[False] == rows[True] == [(SYMLINK_NS, "default.crm_customers", 2)]
+
+
+def moved_table_events() -> tuple[dict, dict]:
+    """default.moved written at its old location on day 1, at its new one on day 2 (the listener's symlinks)."""
+    def write(location: str, day: str) -> dict:
+        link = facet("SymlinksDatasetFacet", "1-0-1", identifiers=[
+            {"namespace": "file:/warehouse", "name": "default.moved", "type": "TABLE"}])
+        return run_event("ctas", [], [ds(location, {"symlinks": link})], time=f"2026-11-0{day}T10:00:00.000Z")
+    return write("/warehouse/old/moved", "1"), write("/warehouse/new/moved", "2")
+
+
+@pytest.mark.parametrize("together", [True, False])
+def test_a_symlink_follows_the_newest_event_whatever_the_order_of_ingest(tmp_path, together):
+    old, new = moved_table_events()
+    with LineageGraph(tmp_path / "l.db") as g:
+        if together:
+            g.ingest_events([("new", new), ("old", old)])
+        else:
+            g.ingest_events([("new", new)])
+            g.ingest_events([("old", old)])  # a late backfill of the day-1 event
+        [(node, _, _)] = g.find_datasets("/warehouse/new/moved")
+        assert g.find_aliases("default.moved") == [(node, NS, "/warehouse/new/moved")]
+        g.ingest_events([("newer", run_event("ctas", [], [ds("/warehouse/old/moved", {"symlinks": facet(
+            "SymlinksDatasetFacet", "1-0-1", identifiers=[
+                {"namespace": "file:/warehouse", "name": "default.moved", "type": "TABLE"}])})],
+            time="2026-11-03T10:00:00.000Z"))])  # moved back on day 3: the newest again decides
+        [(back, _, _)] = g.find_datasets("/warehouse/old/moved")
+        assert g.find_aliases("default.moved") == [(back, NS, "/warehouse/old/moved")]
+
+
+def test_a_store_written_before_alias_times_takes_them_on_open(tmp_path):
+    db = tmp_path / "l.db"
+    old, new = moved_table_events()
+    with LineageGraph(db) as g:
+        g.ingest_events([("old", old)])
+    with sqlite3.connect(db) as raw:  # as an older version wrote the table: no seen_time
+        raw.execute("DROP TABLE dataset_aliases")
+        raw.execute("CREATE TABLE dataset_aliases (namespace TEXT NOT NULL, name TEXT NOT NULL, "
+                    "dataset_id INTEGER NOT NULL, PRIMARY KEY (namespace, name)) WITHOUT ROWID")
+    with LineageGraph(db) as g:
+        g.ingest_events([("new", new)])
+        [(node, _, _)] = g.find_datasets("/warehouse/new/moved")
+        assert g.db.execute("SELECT namespace, name, dataset_id FROM dataset_aliases").fetchall() == [
+            ("file:/warehouse", "default.moved", node)]
 
 
 def test_table_contract_attaches_to_the_symlinked_node_and_impact_and_diff_find_its_consumers(tmp_path, capsys):

@@ -106,9 +106,11 @@ CREATE TABLE IF NOT EXISTS column_lineage (
   job_id INTEGER NOT NULL, dataset_id INTEGER NOT NULL, PRIMARY KEY (job_id, dataset_id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS events (digest BLOB PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS dataset_aliases (
-  namespace TEXT NOT NULL, name TEXT NOT NULL, dataset_id INTEGER NOT NULL,
+  namespace TEXT NOT NULL, name TEXT NOT NULL, dataset_id INTEGER NOT NULL, seen_time REAL,
   PRIMARY KEY (namespace, name)) WITHOUT ROWID;
 """
+#: columns added to a table after stores were written without them: (table, column, its SQL type)
+_ADDED_COLUMNS = (("dataset_aliases", "seen_time", "REAL"),)
 # A contract's `dataset.name` that names another node (the one its `dataset.path` is, as the Spark listener
 # names it) is kept in dataset_aliases, so `impact curated.orders` and `diff --lineage` reach that node; so are
 # the identifiers of a `symlinks` facet (`default.crm_customers` for a table's warehouse path).
@@ -149,8 +151,11 @@ _BATCHED = {
     "column_lineage": ("INSERT OR IGNORE INTO column_lineage (job_id, dataset_id)", 2, ""),
     "field_edges": ("INSERT OR IGNORE INTO field_edges (src, dst, job_id, type, subtype)", 5, ""),
     "dataset_deps": ("INSERT OR IGNORE INTO dataset_deps (src, dst_dataset, job_id, type, subtype)", 5, ""),
-    # A symlink names one node: the last event ingested that carries it decides (a moved table follows).
-    "dataset_aliases": ("INSERT OR REPLACE INTO dataset_aliases (namespace, name, dataset_id)", 3, ""),
+    # A symlink names one node: the newest event (by eventTime) that carries it decides, so a moved table
+    # follows its move whatever order the events are ingested in. A contract's alias (seen_time NULL) gives way.
+    "dataset_aliases": ("INSERT INTO dataset_aliases (namespace, name, dataset_id, seen_time)", 4,
+                        "ON CONFLICT (namespace, name) DO UPDATE SET dataset_id = excluded.dataset_id, "
+                        "seen_time = excluded.seen_time WHERE seen_time IS NULL OR excluded.seen_time >= seen_time"),
 }
 _ROWS_PER_INSERT = 100  # multi-row VALUES: a third less CPU per row than executemany (7 x 100 < 999 parameters)
 
@@ -656,6 +661,9 @@ class LineageGraph:
             self.db.execute("PRAGMA cache_size=-65536")  # 64 MiB page cache at most
             self.db.execute("PRAGMA temp_store=MEMORY")
             self.db.executescript(_SCHEMA)
+            for table, column, kind in _ADDED_COLUMNS:
+                if column not in {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}:
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
         except sqlite3.DatabaseError as exc:
             self.db.close()
             raise InputDataError(f"{self.path}: not a lineage store: {_reason(exc)}") from None
@@ -1033,8 +1041,13 @@ class LineageGraph:
                 self._rows[table] = []
                 if table == "io":
                     rows = list(dict.fromkeys(rows))  # a START and its COMPLETE name the same datasets
-                elif table == "dataset_aliases":
-                    rows = list({row[:2]: row for row in rows}.values())  # every run repeats them; the last wins
+                elif table == "dataset_aliases":  # every run repeats them; per name the newest (then the last)
+                    newest: dict[tuple, tuple] = {}
+                    for row in rows:
+                        kept = newest.get(row[:2])
+                        if kept is None or row[3] >= kept[3]:
+                            newest[row[:2]] = row
+                    rows = list(newest.values())
                 elif table == "events":
                     rows.sort()  # random digests: in key order each B-tree page is visited once
                     self._seen.clear()
@@ -1118,7 +1131,7 @@ class LineageGraph:
         if symlinks:
             aliases = self._rows["dataset_aliases"]
             for namespace, name in symlinks:
-                aliases.append((namespace, name, dataset_id))
+                aliases.append((namespace, name, dataset_id, when))
         if schema:
             self._schema_fields(dataset_id, schema)
         if field_tags:
@@ -1237,8 +1250,8 @@ class LineageGraph:
         if declared == node[1:]:
             self.db.execute("DELETE FROM dataset_aliases WHERE namespace = ? AND name = ?", declared)
             return False
-        self.db.execute("INSERT OR REPLACE INTO dataset_aliases (namespace, name, dataset_id) VALUES (?, ?, ?)",
-                        (*declared, node[0]))
+        self.db.execute("INSERT OR REPLACE INTO dataset_aliases (namespace, name, dataset_id, seen_time) "
+                        "VALUES (?, ?, ?, NULL)", (*declared, node[0]))
         stale = self.db.execute("SELECT id FROM datasets WHERE namespace = ? AND name = ?", declared).fetchone()
         if stale is None or stale[0] == node[0] or self._has_lineage(stale[0]):
             return False
