@@ -289,6 +289,39 @@ def _odcs_unchecked(doc: SourceDocument, contract: Contract) -> list[LintIssue]:
                               and isinstance(n.get("logicalTypeOptions"), dict) and k in n["logicalTypeOptions"])
             out.append(doc.issue((*node, "logicalTypeOptions", key) if node else (), f"logicalTypeOptions `{key}` of "
                                  f"`{name}` is not checked: no rule measures it; kept for export", severity="warning"))
+        out += _kept_property_issues(doc, str(name), extra if isinstance(extra, dict) else {})
+    relationships = (kept.get("schema") or {}).get("relationships")
+    if relationships:
+        node = _node_path(doc.data, lambda n, r=relationships: isinstance(n, dict) and n.get("relationships") == r)
+        out.append(doc.issue((*node, "relationships") if node else (), f"relationships of `{contract.dataset.name}` "
+                             "are not checked: no rule follows them; kept for export", severity="warning"))
+    for entry in kept.get("otherSla") or []:
+        what = entry.get("property") if isinstance(entry, dict) else None
+        out.append(doc.issue(_node_path(doc.data, lambda n, e=entry: n == e), f"SLA property `{what}` has no "
+                             "equivalent rule: kept for export, not evaluated", severity="warning"))
+    return out
+
+
+#: keys of an array property's `items` that the import reads (its element type) or that only describe it
+_ITEM_TYPE_KEYS = frozenset({"name", "logicalType", "physicalType", "description", "businessName", "examples", "tags"})
+
+
+def _kept_property_issues(doc: SourceDocument, name: str, extra: dict[str, Any]) -> list[LintIssue]:
+    """An array property's `items` constraints and a property's relationships: kept for export, nothing checks them."""
+    leaf = name.rsplit(".", 1)[-1]
+    out = []
+    items = extra.get("items")
+    constraints = sorted(set(items) - _ITEM_TYPE_KEYS) if isinstance(items, dict) else []
+    if constraints:
+        node = _node_path(doc.data, lambda n: isinstance(n, dict) and n.get("name") == leaf and n.get("items") == items)
+        out.append(doc.issue((*node, "items") if node else (), f"`items` {', '.join(constraints)} of `{name}` "
+                             "are not checked: no rule reads array elements; kept for export", severity="warning"))
+    relationships = extra.get("relationships")
+    if relationships:
+        node = _node_path(doc.data, lambda n: isinstance(n, dict) and n.get("name") == leaf
+                          and n.get("relationships") == relationships)
+        out.append(doc.issue((*node, "relationships") if node else (), f"relationships of `{name}` are not checked: "
+                             "no rule follows them; kept for export", severity="warning"))
     return out
 
 

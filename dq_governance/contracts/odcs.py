@@ -14,8 +14,9 @@ Mapping in short (details in the functions below):
 - `quality[]`: nullValues <-> missing_*, invalidValues <-> invalid_* (or the `allowed_values` shorthand),
   duplicateValues <-> duplicate_*, rowCount <-> row_count (or, named `volume_sla`, service_level.volume),
   `sql` <-> sql rules; every other native rule travels as `type: custom, engine: dq-governance`.
-- `slaProperties`: freshness (its `element`, else `slaDefaultElement`, names the column: required), latency,
-  retention.
+- `slaProperties`: freshness (its `element`, else `slaDefaultElement`, names the column: required; a second
+  freshness entry becomes a freshness rule of its own), latency, retention.
+- 2+ properties with `primaryKey` <-> one `unique` rule over the columns by primaryKeyPosition (each not null).
 - what ODCS has no field for is written as customProperties on the element it belongs to; what the model has
   no field for is kept in `extensions.odcs` and written back on export, so nothing is silently dropped.
 """
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import datetime as _dt
+import decimal
 import functools
 import json
 import re
@@ -226,19 +228,23 @@ def _duration_text(value: Any, unit: Any, field: str, default_unit: str = "d") -
     return f"{_num(number)}{_UNIT_LETTERS[name]}"
 
 
-def _threshold_text(op_key: str, value: Any, percent: bool) -> str:
+def _threshold_text(op_key: str, value: Any, percent: bool, field: str | None = None) -> str:
     sign = "%" if percent else ""
     if op_key in ("mustBeBetween", "mustNotBeBetween"):
         low, high = value
         word = "between" if op_key == "mustBeBetween" else "not between"
-        return f"{word} {_fmt(low)}{sign} and {_fmt(high)}{sign}"
-    return f"{_OPERATOR_TEXT[op_key]} {_fmt(value)}{sign}"
+        return f"{word} {_fmt(low, field)}{sign} and {_fmt(high, field)}{sign}"
+    return f"{_OPERATOR_TEXT[op_key]} {_fmt(value, field)}{sign}"
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: Any, field: str | None = None) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ContractError(f"threshold value {value!r} is not a number")
-    return str(_num(value))
+        raise ContractError(f"threshold value {value!r} is not a number", field=field)
+    number = _num(value)
+    if isinstance(number, float):
+        # plain decimal notation: the threshold grammar reads `0.00001`, not str()'s `1e-05`
+        return format(decimal.Decimal(repr(number)), "f")
+    return str(number)
 
 
 def _operator_of(text: str) -> tuple[str, Any, bool]:
@@ -276,6 +282,23 @@ class _Exporter:
         self.raw_checks: list[dict[str, Any]] = self.ext.get("checks") or []
         self.obj_name = contract.dataset.name
         self.fields_by_path = dict(contract.iter_fields())
+        self.sla_rules: dict[str, Any] = self.ext.get("slaRules") or {}
+        key = self.ext.get("primaryKey") or {}
+        # the composite key is written as primaryKey flags while its rule is still the one import made
+        self.key_columns: list[str] = list(key.get("columns") or []) if any(
+            self._is_key_rule(rule) for rule in contract.quality.rules) else []
+
+    def _is_key_rule(self, rule: Any) -> bool:
+        key = self.ext.get("primaryKey") or {}
+        return (rule.type == "unique" and rule.name == key.get("rule") and rule.column is None
+                and rule.columns == key.get("columns") and rule.severity == "error" and rule.filter is None
+                and rule.action is None)
+
+    def _is_sla_rule(self, rule: Any) -> bool:
+        made = self.sla_rules.get(rule.name or "")
+        return (rule.type == "freshness" and isinstance(made, dict) and rule.column == made.get("column")
+                and rule.must_be == made.get("must_be") and rule.warn is None and rule.time == "event"
+                and rule.severity == "error" and rule.filter is None and rule.action is None)
 
     def run(self) -> dict[str, Any]:
         c, info = self.c, self.c.contract
@@ -304,7 +327,8 @@ class _Exporter:
         if description:
             doc["description"] = {k: description[k] for k in _ordered(description, ("purpose", "usage", "limitations"))}
 
-        rules = list(c.quality.rules)
+        # rules import derives from primaryKey flags and SLA entries go back there, not to quality checks
+        rules = [r for r in c.quality.rules if not (self._is_key_rule(r) or self._is_sla_rule(r))]
         placed = self._place_rules(rules)
         doc["schema"] = [self._schema_object(placed)] + list(self.ext.get("objects") or [])
 
@@ -407,6 +431,16 @@ class _Exporter:
             prop["unique"] = True
         if spec.primary_key:
             prop["primaryKey"] = True
+        composite = extra.pop("_compositeKey", None)
+        if isinstance(composite, dict):
+            if path in self.key_columns:
+                prop["primaryKey"] = True
+                if "primaryKeyPosition" in extra:
+                    prop["primaryKeyPosition"] = extra.pop("primaryKeyPosition")
+                if composite.get("addedRequired") and prop.get("required") is True:
+                    prop.pop("required")  # implied by primaryKey in the source
+            else:  # the key rule was removed or changed: the flags would bring it back
+                extra.pop("primaryKeyPosition", None)
         if spec.classification is not None:
             prop["classification"] = spec.classification
         if spec.tags:
@@ -584,6 +618,9 @@ class _Exporter:
             add("freshness", fresh.max_age, f"{self.obj_name}.{fresh.column}" if fresh.column else None)
             if fresh.time != "event":
                 top_cps.append(_cp("freshnessTime", fresh.time))
+        for name, made in self.sla_rules.items():
+            if any(rule.name == name and self._is_sla_rule(rule) for rule in self.c.quality.rules):
+                out.append(copy.deepcopy(made["entry"]))
         if level and level.latency is not None:
             add("latency", level.latency)
         if gov and gov.retention is not None:
@@ -730,6 +767,10 @@ def _export_row_count(rule: Any) -> tuple[str | None, dict[str, Any]] | None:
     return None if fields is None else (None, {"metric": "rowCount", **fields})
 
 
+def _export_allowed_values(rule: Any) -> tuple[str | None, dict[str, Any]] | None:
+    return rule.column, {"metric": "invalidValues", "arguments": {"validValues": list(rule.values)}, "mustBe": 0}
+
+
 def _export_sql(rule: Any) -> tuple[str | None, dict[str, Any]] | None:
     # `{object}` is the ODCS placeholder for the checked dataset; import turns it back into the view name
     check: dict[str, Any] = {"type": "sql", "query": _VIEW_RE.sub("{object}", rule.query), "mustBe": True}
@@ -742,7 +783,7 @@ _CANONICAL: dict[str, Callable[[Any], tuple[str | None, dict[str, Any]] | None]]
     "missing_count": _export_missing, "missing_percent": _export_missing,
     "invalid_count": _export_invalid, "invalid_percent": _export_invalid,
     "duplicate_count": _export_duplicate, "duplicate_percent": _export_duplicate,
-    "row_count": _export_row_count, "sql": _export_sql,
+    "row_count": _export_row_count, "sql": _export_sql, "allowed_values": _export_allowed_values,
 }  # fmt: skip
 
 
@@ -786,6 +827,11 @@ class _Importer:
         self.prop_extra: dict[str, Any] = {}
         self.volume: dict[str, Any] | None = None
         self.undeclared: Any = None  # the schema object's `undeclaredColumns`
+        self.object_path = "schema.0"  # document path of the schema object read as the dataset
+        self.check_path = ""  # document path of the quality check being mapped, for positioned errors
+        # rules made from a property flag or an SLA entry (composite key, second freshness): after the checks' rules
+        self.derived_rules: list[dict[str, Any]] = []
+        self.sla_rules: dict[str, Any] = {}  # rule name -> the SLA entry it came from, written back on export
 
     def run(self) -> dict[str, Any]:
         doc = dict(self.doc)
@@ -795,6 +841,8 @@ class _Importer:
         schema_objects = list(doc.pop("schema", None) or [])
         name = doc.pop("name", None)
         obj = self._pick_object(schema_objects, name)
+        index = next((i for i, o in enumerate(schema_objects) if o is obj), 0)
+        self.object_path = f"schema.{index}"
         info: dict[str, Any] = {"name": name or (obj or {}).get("name") or doc.get("id")}
         version = doc.pop("version")
         info["version"] = str(version)
@@ -842,7 +890,7 @@ class _Importer:
         if found:
             quality["minimum_valid_ratio"] = ratio
         _, order = _cp_get(cps, "ruleOrder")
-        rules = self._ordered_rules(order)
+        rules = self._ordered_rules(order) + self.derived_rules
         if rules:
             quality["rules"] = rules
         if quality:
@@ -912,9 +960,18 @@ class _Importer:
             self.undeclared = undeclared
         if cps:
             extra["customProperties"] = cps
-        fields = [self._field(prop, prop.get("name")) for prop in obj.pop("properties", None) or []]
-        for check in obj.pop("quality", None) or []:
-            self._check(check, "")
+        properties = obj.pop("properties", None) or []
+        key_columns = _composite_key(properties)
+        fields = [self._field(prop, prop.get("name"), f"{self.object_path}.properties.{index}",
+                              prop.get("name") in key_columns)
+                  for index, prop in enumerate(properties)]
+        if key_columns:
+            # one key over the column tuple: each column alone may repeat, (1, x) (1, y) is a valid key
+            self.derived_rules.append({"type": "unique", "columns": key_columns, "name": _KEY_RULE,
+                                       "dimension": "uniqueness"})
+            self.ext["primaryKey"] = {"rule": _KEY_RULE, "columns": key_columns}
+        for index, check in enumerate(obj.pop("quality", None) or []):
+            self._check(check, "", f"{self.object_path}.quality.{index}")
         if "id" in obj:
             extra["id"] = obj.pop("id")
         extra.update(obj)  # businessName, relationships, authoritativeDefinitions, ...
@@ -922,7 +979,7 @@ class _Importer:
             self.ext["schema"] = extra
         return ds, fields
 
-    def _field(self, prop: dict[str, Any], path: str) -> dict[str, Any]:
+    def _field(self, prop: dict[str, Any], path: str, where: str, in_key: bool = False) -> dict[str, Any]:
         prop = dict(prop)
         extra: dict[str, Any] = {}
         spec: dict[str, Any] = {"name": prop.pop("name")}
@@ -935,13 +992,19 @@ class _Importer:
         logical = prop.pop("logicalType", None)
         physical = prop.pop("physicalType", None)
         # own checks before the children's: the exporter lists rules in that order too
-        for check in prop.pop("quality", None) or []:
-            if "allowed_values" not in spec and _is_allowed_values_shorthand(check):
-                spec["allowed_values"] = list(check["arguments"]["validValues"])
+        for index, check in enumerate(prop.pop("quality", None) or []):
+            if _is_allowed_values_shorthand(check):
+                if "allowed_values" not in spec and set(check) <= _SHORTHAND_KEYS:
+                    spec["allowed_values"] = list(check["arguments"]["validValues"])
+                else:  # named or described: the same row rule, carrying its name and description
+                    leftover = {k: v for k, v in check.items() if k not in _SHORTHAND_KEYS}
+                    self._add_rule({"type": "allowed_values", "column": path,
+                                    "values": list(check["arguments"]["validValues"])}, leftover)
                 continue
-            self._check(check, path)
+            self._check(check, path, f"{where}.quality.{index}")
         children = prop.pop("properties", None) or []
-        child_specs = [self._field(child, f"{path}.{child.get('name')}") for child in children]
+        child_specs = [self._field(child, f"{path}.{child.get('name')}", f"{where}.properties.{index}")
+                       for index, child in enumerate(children)]
         spark_type = spark_type_for(physical, logical)
         if physical is None and logical == "object" and child_specs:
             spark_type = "struct<" + ",".join(f"{c['name']}:{c.get('type', 'string')}" for c in child_specs) + ">"
@@ -961,6 +1024,10 @@ class _Importer:
                     spec[native_key] = value
                 elif value is False and key in ("required", "unique", "primaryKey"):
                     extra[key] = False  # written explicitly in the source; kept so export can repeat it
+        if in_key and spec.pop("primary_key", False):
+            # part of a composite key: not null here, unique only as the tuple (the key rule)
+            extra["_compositeKey"] = {"addedRequired": not spec.get("required")}
+            spec["required"] = True
         tags = prop.pop("tags", None)
         if tags:
             spec["tags"] = tags
@@ -1024,10 +1091,11 @@ class _Importer:
                 spec[native] = value
 
     # -- quality -----------------------------------------------------------
-    def _check(self, check: Any, at: str) -> None:
-        """Map one ODCS quality check found at a property path (or "" for the schema object)."""
+    def _check(self, check: Any, at: str, where: str) -> None:
+        """Map one ODCS quality check found at a property path (or "" for the schema object); `where`: its node."""
         if not isinstance(check, dict):
             return
+        self.check_path = where
         original = check
         check = dict(check)
         kind = check.get("type", "library")
@@ -1120,6 +1188,9 @@ class _Importer:
             field = f"slaProperties.{index}"
             key = {"freshness": "freshness", "latency": "latency", "ly": "latency", "retention": "retention",
                    "re": "retention"}.get(prop)
+            if key == "freshness" and key in extras:
+                self._extra_freshness(entry, field, prefix, default_element)
+                continue
             if key is None or key in extras:
                 others.append(entry)
                 continue
@@ -1167,9 +1238,24 @@ class _Importer:
         kept = {k: v for k, v in extras.items() if v}
         if kept:
             self.ext["sla"] = kept
+        if self.sla_rules:
+            self.ext["slaRules"] = self.sla_rules
         if others:
             self.ext["otherSla"] = others
         return level
+
+    def _extra_freshness(self, entry: dict[str, Any], field: str, prefix: str | None, default_element: Any) -> None:
+        """A freshness SLA after the first: a freshness rule of its own (the service level holds one)."""
+        text = _duration_text(entry.get("value"), entry.get("unit"), field, "m")
+        element = entry.get("element") or (default_element if isinstance(default_element, str) else None)
+        if not element:
+            raise ContractError("freshness needs `element` (table.column), or a `slaDefaultElement`, to be "
+                                "evaluated", field=field)
+        column = element[len(prefix):] if prefix and element.startswith(prefix) else element.split(".", 1)[-1]
+        name = f"freshness_sla_{len(self.sla_rules) + 2}"
+        self.derived_rules.append({"type": "freshness", "column": column, "must_be": f"< {text}",
+                                   "dimension": "timeliness", "name": name})
+        self.sla_rules[name] = {"entry": entry, "column": column, "must_be": f"< {text}"}
 
     def _roles(self, team: Any, roles: Any, info: dict[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -1244,10 +1330,31 @@ def _party(name: str, cps: list[dict[str, Any]]) -> tuple[dict[str, Any], list[d
     return party, cps
 
 
+_KEY_RULE = "primary_key"
+_SHORTHAND_KEYS = frozenset({"metric", "type", "arguments", "mustBe"})
+# what a check may carry besides its measure without changing what it measures
+_DESCRIPTIVE_KEYS = frozenset({"name", "description", "dimension", "severity", "id", "tags", "businessImpact",
+                               "authoritativeDefinitions", "customProperties"})
+_THRESHOLD_PROPERTIES = frozenset({"thresholdText", "warnOnly", "warn"})
+
+
+def _composite_key(properties: list[Any]) -> list[str]:
+    """The columns of a primary key over 2+ properties, by primaryKeyPosition (then as listed); [] otherwise."""
+    keyed = [(prop.get("primaryKeyPosition"), index, prop.get("name")) for index, prop in enumerate(properties)
+             if isinstance(prop, Mapping) and prop.get("primaryKey") is True]
+    if len(keyed) < 2:
+        return []
+    keyed.sort(key=lambda item: (item[0] if isinstance(item[0], int) else float("inf"), item[1]))
+    return [str(name) for _, _, name in keyed]
+
+
 def _is_allowed_values_shorthand(check: Any) -> bool:
-    """The exact shape the exporter writes for a field's `allowed_values`."""
-    if not isinstance(check, Mapping) or set(check) - {"metric", "type", "arguments", "mustBe"}:
+    """The shape the exporter writes for `allowed_values` (mustBe 0 on validValues), descriptive keys allowed."""
+    if not isinstance(check, Mapping) or set(check) - _SHORTHAND_KEYS - _DESCRIPTIVE_KEYS:
         return False
+    if any(isinstance(cp, Mapping) and cp.get("property") in _THRESHOLD_PROPERTIES
+           for cp in check.get("customProperties") or []):
+        return False  # a threshold of its own: an invalid_count rule
     arguments = check.get("arguments")
     must_be = check.get("mustBe")
     return (check.get("metric") == "invalidValues" and check.get("type", "library") == "library"
@@ -1259,23 +1366,71 @@ def _is_allowed_values_shorthand(check: Any) -> bool:
 _COMMON_KEYS = ("metric", "arguments", "unit", "query", "engine", "implementation")
 
 
-def _metric_threshold(check: dict[str, Any], percent: bool) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+def _metric_threshold(check: dict[str, Any], percent: bool,
+                      where: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
     """warn / must_be from the check's operator and our customProperties; None when it has no operator."""
     found = _find_operator(check)
     if found is None:
         return None
     key, value = found
     cps = _cp_list(check.get("customProperties"))
-    text = _threshold_text(key, value, percent)
+    text = _threshold_text(key, value, percent, f"{where}.{key}")
+    shown = _parsed_threshold(text, f"{where}.{key}")
     exact, original = _cp_get(cps, "thresholdText")
     if exact:
-        text = original
-    warn_only, _ = _cp_get(cps, "warnOnly")
+        # the exporter's own spelling (`<5`) of the operator's threshold; never a different threshold
+        at = _cp_field(check, "thresholdText", where)
+        written = _parsed_threshold(original, at)
+        if _threshold_identity(written, percent) != _threshold_identity(shown, percent):
+            raise ContractError(f"thresholdText {str(original)!r} is not the threshold `{key}` shows ({text}); "
+                                "remove it or make the two agree", field=at)
+        text = str(original)
+    found_only, warn_only = _cp_get(cps, "warnOnly")
+    if found_only and not isinstance(warn_only, bool):
+        raise ContractError(f"warnOnly must be true or false, got {warn_only!r}",
+                            field=_cp_field(check, "warnOnly", where))
     out: dict[str, Any] = {"warn": text} if warn_only else {"must_be": text}
     has_warn, warn = _cp_get(cps, "warn")
     if has_warn:
+        at = _cp_field(check, "warn", where)
+        if warn_only:  # the warn-only check's threshold is its operator's
+            raise ContractError(f"`warn` replaces the threshold `{key}` shows ({text}) on a warnOnly check; "
+                                "remove one of them", field=at)
+        _parsed_threshold(warn, at)
         out["warn"] = warn
     return out, cps
+
+
+def _parsed_threshold(text: Any, field: str) -> Any:
+    """The threshold `text` means; ContractError on the document node it came from when it means none."""
+    try:
+        return parse_threshold(text)
+    except ThresholdSyntaxError as exc:
+        raise ContractError(exc.message, field=field) from None
+
+
+def _threshold_identity(threshold: Any, percent: bool) -> tuple[Any, ...]:
+    """What a threshold enforces: on a percent check a bare number is a percent."""
+    unit = threshold.unit or ("percent" if percent else None)
+    return threshold.operator, threshold.value, threshold.upper, unit
+
+
+def _cp_field(check: Mapping[str, Any], name: str, where: str) -> str:
+    """The document path of the value of the check's custom property `name`."""
+    for index, cp in enumerate(check.get("customProperties") or []):
+        if isinstance(cp, Mapping) and cp.get("property") == name:
+            return f"{where}.customProperties.{index}.value"
+    return where
+
+
+def _metric_unit_is_percent(check: Mapping[str, Any], where: str) -> bool:
+    """Whether a library metric counts in percent (`percent`, `%`) or rows; ContractError for any other unit."""
+    unit = check.get("unit", "rows")
+    word = unit.strip().lower() if isinstance(unit, str) else None
+    if word not in ("rows", "percent", "%"):
+        raise ContractError(f"unknown unit {unit!r}; a library metric counts `rows` or `percent` (`%`)",
+                            field=f"{where}.unit")
+    return word in ("percent", "%")
 
 
 def _leftover(check: dict[str, Any], cps: list[dict[str, Any]], used: tuple[str, ...]) -> dict[str, Any]:
@@ -1288,9 +1443,8 @@ def _leftover(check: dict[str, Any], cps: list[dict[str, Any]], used: tuple[str,
 def _metric_rule(imp: _Importer, check: dict[str, Any], at: str, base: str,
                  extra_fields: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None,
                  multi: bool = False) -> tuple[dict[str, Any] | None, dict[str, Any]] | None:
-    unit = str(check.get("unit", "rows")).lower()
-    percent = unit == "percent"
-    threshold = _metric_threshold(check, percent)
+    percent = _metric_unit_is_percent(check, imp.check_path)
+    threshold = _metric_threshold(check, percent, imp.check_path)
     if threshold is None:
         return None
     values, cps = threshold
@@ -1341,8 +1495,10 @@ def _import_duplicate(imp: _Importer, check: dict[str, Any], at: str) -> Any:
 
 
 def _import_row_count(imp: _Importer, check: dict[str, Any], at: str) -> Any:
-    threshold = _metric_threshold(check, False)
-    if threshold is None or check.get("arguments") or str(check.get("unit", "rows")).lower() == "percent":
+    if _metric_unit_is_percent(check, imp.check_path):
+        return None  # rows as a percent of what: kept as an ODCS check
+    threshold = _metric_threshold(check, False, imp.check_path)
+    if threshold is None or check.get("arguments"):
         return None
     values, cps = threshold
     if check.get("name") == "volume_sla" and imp.volume is None and not cps:
@@ -1368,6 +1524,11 @@ def _import_sql(imp: _Importer, check: dict[str, Any], at: str) -> Any:
     query = _PLACEHOLDER_OBJECT.sub("_validation_df", str(check.get("query", "")))
     if at:
         query = _PLACEHOLDER_COLUMN.sub(at, query)
+    else:
+        placeholder = _PLACEHOLDER_COLUMN.search(query)
+        if placeholder:  # left as written it reaches Spark as a syntax error at run time
+            raise ContractError(f"`{placeholder.group(0)}` names no column in a check on the schema object; move "
+                                "the check to its property or write the column name", field=f"{imp.check_path}.query")
     found = _find_operator(check)
     if found is None:
         return None
