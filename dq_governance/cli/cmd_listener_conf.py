@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 import click
 
 from dq_governance.cli.app import cli
@@ -65,7 +67,7 @@ def listener_conf_command(contract: str, transport: str | None, jar: str | None,
     defaults = listener_conf(loaded, transport, jar=jar, style="spark-defaults", **extension)
     flags = listener_conf(loaded, transport, jar=jar, style="submit", **extension)
     if enrich:
-        click.echo(f"# the manifest: `dqgov manifest CONTRACTS_DIR -o {manifest}`, shipped with the job")
+        click.echo(f"# the manifest: `dqgov manifest CONTRACTS_DIR -o {shlex.quote(manifest)}`, shipped with the job")
     if not (enrich or extension_jar):
         click.echo("# without the dq-governance extension jar (--extension-jar PATH, or --enrich) the listener "
                    "names staged writes' jobs with the run id: a new job per run")

@@ -40,6 +40,11 @@ OBJECT_STORES = ("s3://", "gs://", "abfss://", "wasbs://")
 # --------------------------------------------------------------------------- transport specs
 
 
+def has_userinfo(url: str) -> bool:
+    """Whether a URL carries `user[:password]@` before its host (split_http_url drops it)."""
+    return "@" in urlsplit(url).netloc
+
+
 def split_http_url(url: str) -> tuple[str, str | None]:
     """(scheme://host:port, path or None): the path goes to `endpoint`, never into `url`."""
     parts = urlsplit(url)
@@ -50,8 +55,11 @@ def split_http_url(url: str) -> tuple[str, str | None]:
     return base, path
 
 
-def transport_config(spec: str | None) -> dict[str, Any] | None:
-    """The openlineage-python transport dict for a `--lineage` spec; None = standard config sources."""
+def transport_config(spec: str | None, *, flag: str = "--lineage") -> dict[str, Any] | None:
+    """The openlineage-python transport dict for a `--lineage` spec; None = standard config sources.
+
+    `flag`: the option the spec came from, named in errors (`--transport` for `dqgov listener-conf`).
+    """
     text = (spec or "").strip()
     if text.lower() in STANDARD_SPECS:
         return None
@@ -60,7 +68,7 @@ def transport_config(spec: str | None) -> dict[str, Any] | None:
     if text.startswith("file:"):
         path = text[len("file:"):]
         if not path:
-            raise ConfigError("--lineage file: needs a path, e.g. file:out/lineage.jsonl")
+            raise ConfigError(f"{flag} file: needs a path, e.g. file:out/lineage.jsonl")
         Path(path).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
         return {"type": "file", "log_file_path": str(Path(path).expanduser().resolve()), "append": True}
     if text.startswith(("http://", "https://")):
@@ -88,7 +96,7 @@ def transport_config(spec: str | None) -> dict[str, Any] | None:
             raise ConfigError(f"{text}: OpenLineage config has no `transport` mapping")
         return doc["transport"]
     raise ConfigError(
-        f"--lineage {redact(text)!r}: expected file:PATH, http(s)://HOST[:PORT][/PATH], console, none, "
+        f"{flag} {redact(text)!r}: expected file:PATH, http(s)://HOST[:PORT][/PATH], console, none, "
         "default (openlineage.yml / OPENLINEAGE__* env) or a path to an openlineage.yml"
     )
 

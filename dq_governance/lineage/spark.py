@@ -51,6 +51,7 @@ APP_RUN_ID_KEY = "spark.openlineage.applicationRunId"
 #: in the extension jar: job-name suffixes are built from dataset names with removePath applied
 REMOVE_PATH_TRIMMER = "io.github.dqgovernance.listener.RemovePathTrimmer"
 TRIMMERS_KEY = "spark.openlineage.dataset.extraTrimmers"
+TRANSPORT_PREFIX = "spark.openlineage.transport."
 
 
 # --------------------------------------------------------------------------- the jar
@@ -86,21 +87,25 @@ def require_listener_jar() -> str:
 # --------------------------------------------------------------------------- settings
 
 
-def transport_settings(lineage: str | None, *, secrets: bool = True) -> dict[str, str]:
+def transport_settings(lineage: str | None, *, secrets: bool = True, flag: str = "--lineage") -> dict[str, str]:
     """`spark.openlineage.transport.*` for a `--lineage` spec; {} leaves it to openlineage.yml / env.
 
     HTTP keeps url (scheme://host:port) and endpoint (the path) apart: the listener drops a URL's path.
-    With `secrets=False` the API key is written as a placeholder, for printing.
+    With `secrets=False` the API key is written as a placeholder, for printing, and a URL with credentials
+    (`user:password@`) is refused: dropped they would leave a config that cannot authenticate, printed they
+    would leak. `flag` is the option the spec came from, named in errors.
     """
-    transport = emit.transport_config(lineage)
+    transport = emit.transport_config(lineage, flag=flag)
     if transport is None:
         return {}
-    prefix = "spark.openlineage.transport."
+    prefix = TRANSPORT_PREFIX
     kind = transport["type"]
     out = {f"{prefix}type": kind}
     if kind == "file":
         out[f"{prefix}location"] = transport["log_file_path"]
     elif kind == "http":
+        if not secrets:
+            _refuse_url_credentials(lineage or "", transport, flag)
         out[f"{prefix}url"] = transport["url"]
         endpoint = _absolute_path(transport.get("endpoint") or emit.DEFAULT_ENDPOINT)
         if not secrets and "?" in endpoint:  # a query may carry a credential (`?code=`): printed as a placeholder
@@ -111,9 +116,18 @@ def transport_settings(lineage: str | None, *, secrets: bool = True) -> dict[str
             out[f"{prefix}auth.type"] = "api_key"
             out[f"{prefix}auth.apiKey"] = key if secrets else f"<{emit.API_KEY_ENV}>"
     elif kind != "console":
-        raise ConfigError(f"--lineage: the listener cannot be configured for transport {kind!r} from a spec; "
+        raise ConfigError(f"{flag}: the listener cannot be configured for transport {kind!r} from a spec; "
                           "use openlineage.yml or spark.openlineage.transport.* keys")
     return out
+
+
+def _refuse_url_credentials(spec: str, transport: dict[str, Any], flag: str) -> None:
+    """A ConfigError, naming no credential, when the spec's URL or its openlineage.yml url has userinfo."""
+    auth = f"set {TRANSPORT_PREFIX}auth.type=api_key and {TRANSPORT_PREFIX}auth.apiKey yourself"
+    if spec.strip().startswith(("http://", "https://")) and emit.has_userinfo(spec.strip()):
+        raise ConfigError(f"{flag}: credentials in the URL are not printed; {auth}")
+    if emit.has_userinfo(str(transport.get("url", ""))):
+        raise ConfigError(f"{flag} {spec}: transport.url: credentials in the URL are not printed; {auth}")
 
 
 def _absolute_path(endpoint: str) -> str:
@@ -176,10 +190,12 @@ def listener_settings(
     parent_job: str | None = None,
     secrets: bool = True,
     extension: bool = False,
+    flag: str = "--lineage",
 ) -> dict[str, str]:
     """Every conf key that turns the listener on for one application (no session is created).
 
     `extension`: the dq-governance extension jar will be on spark.jars (stable job names for staged writes).
+    `flag`: the option `lineage` came from, named in errors.
     """
     namespace = F.job_namespace(contract)
     out = {"spark.extraListeners": LISTENER_CLASS, "spark.openlineage.namespace": namespace,
@@ -190,7 +206,7 @@ def listener_settings(
         out["spark.jars"] = jar
     if application_run_id:
         out[APP_RUN_ID_KEY] = application_run_id
-    out.update(transport_settings(lineage, secrets=secrets))
+    out.update(transport_settings(lineage, secrets=secrets, flag=flag))
     out.update(parent_settings(parent_run_id, parent_job, namespace))
     if contract is not None:
         out.update(contract_settings(contract))
@@ -386,7 +402,8 @@ def listener_conf(contract: Any, transport: str | None = None, *, jar: str | Non
                   enforce: str | None = None, history: str | None = None, pipeline: str | None = None) -> list[str]:
     """The listener settings for cluster config: `key=value` (conf), spark-defaults lines or --conf flags.
 
-    No applicationRunId (each application must get its own) and the API key only as a placeholder. With
+    No applicationRunId (each application must get its own), the API key only as a placeholder, and a
+    transport URL with credentials refused (ConfigError). With
     `enrich` or an `extension_jar`, the extension jar goes on spark.jars and keeps job names stable. With
     `enforce` (observe | block), the session extension measures every write to a contracted dataset; it
     implies `enrich` (the results ride on the listener's events).
@@ -395,7 +412,12 @@ def listener_conf(contract: Any, transport: str | None = None, *, jar: str | Non
         enrich = "manifest.json"
     extension = bool(enrich or extension_jar)
     settings = listener_settings(lineage=transport, contract=contract, jar=jar, packages=jar is None,
-                                 secrets=False, extension=extension)
+                                 secrets=False, extension=extension, flag="--transport")
+    if enrich and not any(key.startswith(TRANSPORT_PREFIX) for key in settings):
+        # the transform transport wraps an inner one; said here, where the user's own option is known
+        option = "--enforce" if enforce is not None else "--enrich"
+        raise ConfigError(f"{option} needs an explicit --transport for the listener to hand events to: "
+                          "file:PATH, http(s)://HOST[:PORT][/PATH] or console")
     if enrich:
         settings = _enrich_settings(settings, contract, enrich, cluster=True, extension_jar=extension_jar)
     elif extension_jar:

@@ -1,0 +1,108 @@
+"""`dqgov listener-conf`: credentials in a transport URL are refused, never dropped or printed; errors name the
+option the user gave (--transport, --enrich, --enforce; `dqgov check` keeps --lineage); the printed command is
+quoted.
+
+Nothing here starts a JVM: listener-conf only prints settings, and the session helper is given a builder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dq_governance.cli import main
+from dq_governance.errors import ConfigError
+from dq_governance.lineage import emit as E
+from dq_governance.lineage import spark as S
+
+REPO = Path(__file__).resolve().parent.parent
+CONTRACT = str(REPO / "contracts" / "orders.yaml")
+PASSWORD = "s3cret-pw-91c2"
+AUTH_HINT = ("set spark.openlineage.transport.auth.type=api_key and spark.openlineage.transport.auth.apiKey "
+             "yourself")
+EXPECTED_SPECS = ("expected file:PATH, http(s)://HOST[:PORT][/PATH], console, none, default "
+                  "(openlineage.yml / OPENLINEAGE__* env) or a path to an openlineage.yml")
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch):
+    for name in (E.PARENT_ENV, E.ROOT_PARENT_ENV, E.API_KEY_ENV, S.JAR_ENV, "OPENLINEAGE_NAMESPACE"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def _run(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(["listener-conf", CONTRACT, *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize(("userinfo", "path", "endpoint"), [
+    (f"user:{PASSWORD}@", "/api/v1/lineage", "/api/v1/lineage"),
+    (f"{PASSWORD}@", "/api/v1/lineage?code=x", "/api/v1/lineage?<query of --transport>")])
+def test_credentials_in_the_transport_url_are_refused_and_never_printed(capsys, userinfo, path, endpoint):
+    code, out, err = _run(capsys, "--transport", f"http://{userinfo}host:5000{path}", "--format", "spark-defaults")
+    assert (code, out) == (2, "")
+    assert err == f"dqgov: error: --transport: credentials in the URL are not printed; {AUTH_HINT}\n"
+    assert PASSWORD not in err
+    # the same URL without them prints as ever
+    code, out, _ = _run(capsys, "--transport", f"http://host:5000{path}", "--format", "spark-defaults")
+    lines = out.splitlines()
+    assert code == 0
+    assert "spark.openlineage.transport.url http://host:5000" in lines
+    assert f"spark.openlineage.transport.endpoint {endpoint}" in lines
+
+
+def test_credentials_in_the_url_of_an_openlineage_yml_are_refused_and_never_printed(capsys, tmp_path):
+    config = tmp_path / "openlineage.yml"
+    config.write_text(f"transport:\n  type: http\n  url: http://user:{PASSWORD}@host:5000\n"
+                      "  endpoint: api/v1/lineage\n")
+    code, out, err = _run(capsys, "--transport", str(config))
+    assert (code, out) == (2, "")
+    assert err == (f"dqgov: error: --transport {config}: transport.url: credentials in the URL are not printed; "
+                   f"{AUTH_HINT}\n")
+    assert PASSWORD not in err
+
+
+def test_transport_errors_name_transport_and_check_keeps_lineage(capsys, tmp_path):
+    code, out, err = _run(capsys, "--transport", "kafka://broker:9092/topic")
+    assert (code, out) == (2, "")
+    assert err == f"dqgov: error: --transport 'kafka://broker:9092/topic': {EXPECTED_SPECS}\n"
+    assert _run(capsys, "--transport", "file:")[2] == (
+        "dqgov: error: --transport file: needs a path, e.g. file:out/lineage.jsonl\n")
+    kafka = tmp_path / "kafka.yml"
+    kafka.write_text("transport:\n  type: kafka\n  topicName: t\n")
+    assert _run(capsys, "--transport", str(kafka))[2] == (
+        "dqgov: error: --transport: the listener cannot be configured for transport 'kafka' from a spec; use "
+        "openlineage.yml or spark.openlineage.transport.* keys\n")
+    # `dqgov check --lineage` reaches the same parser through the session helper and the emitter
+    from pyspark.sql import SparkSession
+
+    with pytest.raises(ConfigError) as session_error:
+        S.listener_settings(lineage="kafka://broker:9092/topic")
+    assert str(session_error.value) == f"--lineage 'kafka://broker:9092/topic': {EXPECTED_SPECS}"
+    with pytest.raises(ConfigError) as yml_error:
+        S.configure(SparkSession.Builder(), lineage=str(kafka), conf={"spark.jars.packages": S.MAVEN_COORDINATES})
+    assert str(yml_error.value) == ("--lineage: the listener cannot be configured for transport 'kafka' from a "
+                                    "spec; use openlineage.yml or spark.openlineage.transport.* keys")
+    with pytest.raises(ConfigError) as client_error:
+        E.make_client("kafka://broker:9092/topic")
+    assert str(client_error.value) == f"--lineage 'kafka://broker:9092/topic': {EXPECTED_SPECS}"
+
+
+@pytest.mark.parametrize(("option", "args"), [("--enforce", ["--enforce", "observe"]), ("--enrich", ["--enrich"]),
+                                              ("--enforce", ["--enrich", "--enforce", "block"])])
+def test_enrich_and_enforce_without_a_transport_name_the_option_given(capsys, option, args):
+    code, out, err = _run(capsys, *args)
+    assert (code, out) == (2, "")
+    assert err == (f"dqgov: error: {option} needs an explicit --transport for the listener to hand events to: "
+                   "file:PATH, http(s)://HOST[:PORT][/PATH] or console\n")
+
+
+def test_the_manifest_command_in_the_first_comment_is_shell_quoted(capsys):
+    code, out, _ = _run(capsys, "--enrich", "--transport", "console", "--manifest", "/dbfs/my dir/m.json",
+                        "--extension-jar", "/jars/dq.jar", "--format", "spark-defaults")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "# the manifest: `dqgov manifest CONTRACTS_DIR -o '/dbfs/my dir/m.json'`, shipped with the job"
+    assert "spark.openlineage.transport.transformerProperties.manifest /dbfs/my dir/m.json" in lines
