@@ -16,6 +16,8 @@ publishes nothing to the target, writes what a blocked run writes (its report ro
 `block_publication` / `quarantine` its invalid rows as evidence), gets no marker, and raises
 GateFailedError: the query stops before Spark commits the batch, so its rows are not lost. Fix the cause
 and restart on the same checkpoint: Spark replays the batch, whose partitions are then replaced.
+`StreamCheck.await_termination` raises that GateFailedError (one line, the gate's message), and a batch's
+ConfigError as a one-line ConfigError, each chained from Spark's StreamingQueryException.
 
 Uniqueness: within a batch it is exact (the engine's unique rules). Across batches it needs state:
 - `key_table=PATH`: the keys of every published row, one parquet partition per batch
@@ -32,6 +34,11 @@ Spark Connect: the server runs `foreachBatch` in a Python worker of its own (it 
 pyspark's Connect dependencies and dq_governance importable, e.g. through `PYTHONPATH`), so the client's
 `StreamCheck` never sees the batches in memory. There each batch's entry is also written to
 `<checkpoint>/dq_batches/` (one small JSON dataset per entry) and `StreamCheck.batches` reads it back.
+The worker also resolves the masking key itself (its own environment / files). So when keyed masks (hmac,
+tokenize) or a PII key table need one, `check_stream` resolves the key on the client before the query starts
+(missing: ConfigError, as `run()`), hands the batch function the key's fingerprint only, and each batch
+refuses (ConfigError naming both fingerprints) when the worker's key is missing or is another key: a stream
+never publishes pseudonyms under a key other than the client's `run()`.
 
 Lineage: one OpenLineage run for the streaming query (its run id derived from the checkpoint); every
 micro-batch emits one RUNNING event carrying that batch's quality facets (assertions, metrics, outputs,
@@ -53,9 +60,9 @@ import attr
 from openlineage.client.generated.base import RunFacet
 
 from dq_governance.checks.disclosure import touches_pii
-from dq_governance.errors import GateFailedError
+from dq_governance.errors import ConfigError, DqGovernanceError, GateFailedError
 from dq_governance.lineage.emit import LineageEmitter
-from dq_governance.session import is_connect, mark, path_exists
+from dq_governance.session import first_line, is_connect, mark, path_exists
 
 log = logging.getLogger(__name__)
 
@@ -142,8 +149,14 @@ class StreamCheck:
         return read_batch_log(self.spark, self.batch_log)
 
     def await_termination(self, timeout: float | None = None) -> Any:
-        """Wait for the query (e.g. with trigger availableNow); re-raises a batch's error."""
-        return self.query.awaitTermination(timeout) if timeout is not None else self.query.awaitTermination()
+        """Wait for the query (e.g. with trigger availableNow); re-raises a batch's error (ours as one line)."""
+        try:
+            return self.query.awaitTermination(timeout) if timeout is not None else self.query.awaitTermination()
+        except Exception as error:
+            ours = batch_error(error)
+            if ours is None:
+                raise
+            raise ours from error
 
     def stop(self) -> None:
         """Stop the query and emit the stream's COMPLETE event, or FAIL when an error (a blocked batch) ended it."""
@@ -160,13 +173,32 @@ class StreamCheck:
             self.emitter.close()
 
 
-def termination_reason(error: Any) -> str:
-    """One line for a query's terminating error: a blocked batch's gate message, else the error's first line."""
+#: the errors a batch raises on purpose, recognised in Spark's text of the query's terminating error
+_BATCH_ERRORS = (GateFailedError, ConfigError)
+
+
+def batch_error(error: Any) -> DqGovernanceError | None:
+    """Our error a batch raised, rebuilt from a query's terminating error (one line), else None.
+
+    Spark wraps it (classic: through py4j; Connect: from the server's worker) in a StreamingQueryException
+    whose text holds the Python traceback; the raised error is the last `module.Class: message` line.
+    """
     text = str(getattr(error, "desc", None) or error)
-    marker = f"{GateFailedError.__name__}: "
+    markers = {f"{cls.__module__}.{cls.__name__}: ": cls for cls in _BATCH_ERRORS}
+    found = None
     for line in text.splitlines():
-        if marker in line:
-            return line.split(marker, 1)[1].strip()
+        for marker, cls in markers.items():
+            if marker in line:
+                found = cls(line.split(marker, 1)[1].strip())
+    return found
+
+
+def termination_reason(error: Any) -> str:
+    """One line for a query's terminating error: a batch's own error (gate, config), else the error's first line."""
+    ours = batch_error(error)
+    if ours is not None:
+        return str(ours)
+    text = str(getattr(error, "desc", None) or error)
     return next((line.strip() for line in text.splitlines() if line.strip()), type(error).__name__)
 
 
@@ -201,6 +233,7 @@ def check_stream(
     checker = _BatchChecker(resolved, location, target=target, quarantine=quarantine, report=report,
                             checkpoint=checkpoint, key_table=key_table, pipeline=pipeline, source=source,
                             mask=mask, stream_key=stream_key)
+    checker.key_fingerprint = _client_key_fingerprint(spark, checker, stream_df.columns)
     handle = StreamCheck(query=None, process_batch=checker)
     if is_connect(spark):
         handle.batch_log, handle.spark = checker.batch_log(), spark
@@ -224,6 +257,17 @@ def check_stream(
             writer = writer.trigger(**trigger)
         handle.query = writer.queryName(f"dqgov_{pipeline}").start()
     return handle
+
+
+def _client_key_fingerprint(spark: Any, checker: _BatchChecker, columns: list[str]) -> str | None:
+    """Connect: the fingerprint of the client's masking key when the batches need one (a missing key raises
+    ConfigError now, before the query starts); None on classic, where the batches run in this process."""
+    if not is_connect(spark) or not checker.needs_key(columns):
+        return None
+    from dq_governance.masking.keys import resolve_key
+    from dq_governance.masking.policies import effective_policy
+
+    return resolve_key(effective_policy(checker.contract), base_dir=checker.base_dir()).fingerprint
 
 
 class _BatchChecker:
@@ -251,6 +295,43 @@ class _BatchChecker:
         # keys that hold PII are remembered as their keyed HMAC, never as read
         self.pii_keys = {name for name, columns in self.unique_keys if touches_pii(columns, contract.pii_columns())}
         self.handle: StreamCheck | None = None
+        #: Connect: the client's masking key fingerprint (never the key), which each batch's worker key must match
+        self.key_fingerprint: str | None = None
+
+    def base_dir(self) -> Path | None:
+        """The contract file's directory (a relative masking key_file is read from there)."""
+        return Path(self.location).resolve().parent if self.location else None
+
+    def needs_key(self, columns: list[str]) -> bool:
+        """Whether a batch with `columns` needs the masking key: a keyed mask on a present column, or PII keys."""
+        from dq_governance.masking.policies import KEYED_METHODS, masked_columns, undeclared_masks
+
+        present = {c.lower() for c in columns}
+        specs = [spec for path, spec in masked_columns(self.contract).items()
+                 if path.split(".", 1)[0].lower() in present]
+        specs += list(undeclared_masks(self.contract, columns).values())
+        keyed_masks = self.mask and any(spec.method in KEYED_METHODS for spec in specs)
+        return keyed_masks or bool(self.key_table and self.pii_keys)
+
+    def verify_worker_key(self, batch_id: int) -> None:
+        """Refuse the batch (ConfigError, fingerprints only) when this process's masking key is not the client's."""
+        from dq_governance.masking.keys import DEFAULT_KEY_ENV, resolve_key
+        from dq_governance.masking.policies import effective_policy
+
+        policy = effective_policy(self.contract)
+        env = policy.key_env or DEFAULT_KEY_ENV
+        fix = (f"give the server's worker the client's key (masking.key_file {policy.key_file})" if policy.key_file
+               else f"give the server's worker the client's key (env var {env} or {env}_FILE)")
+        where = f"{self.pipeline}: micro-batch {int(batch_id)} refused"
+        try:
+            worker = resolve_key(policy, base_dir=self.base_dir()).fingerprint
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: the Spark Connect server's Python worker has no usable masking key "
+                              f"({first_line(exc)}), the client masks with key {self.key_fingerprint}; "
+                              f"{fix}") from None
+        if worker != self.key_fingerprint:
+            raise ConfigError(f"{where}: the Spark Connect server's Python worker masks with key {worker}, "
+                              f"the client with key {self.key_fingerprint}; {fix}")
 
     def marker(self, batch_id: int) -> str:
         """The commit marker of a batch."""
@@ -270,6 +351,8 @@ class _BatchChecker:
             log.info("%s: batch %s already committed; skipped (replay)", self.pipeline, batch_id)
             self._record(spark, batch_id, None, skipped=True)
             return
+        if self.key_fingerprint is not None:  # Connect: this worker's key must be the client's
+            self.verify_worker_key(batch_id)
         run_id = batch_run_id(self.stream_key, batch_id)
         df = batch_df.withColumn(BATCH_COL, F.lit(int(batch_id)).cast("long"))
         contract = self.contract
@@ -283,9 +366,8 @@ class _BatchChecker:
             if seen:  # the key-table markers were inputs to the check, not data
                 result.valid_df = result.valid_df.drop(*seen)
                 result.quarantine_df = result.quarantine_df.drop(*seen)
-            base = Path(self.location).resolve().parent if self.location else None
             outputs = _publish(result, contract, self.target, self.quarantine, mask=result.masking == "applied",
-                               source=source, base_dir=base)
+                               source=source, base_dir=self.base_dir())
             if self.key_table and self.unique_keys and result.gate.publish:
                 self._remember_keys(result, batch_id)
             if self.report:
@@ -368,8 +450,7 @@ class _BatchChecker:
         """`df` plus each key column's keyed HMAC under its alias (the contract's masking key)."""
         from dq_governance.masking.apply import with_pseudonyms
 
-        base = Path(self.location).resolve().parent if self.location else None
-        return with_pseudonyms(df, columns, self.contract, base_dir=base)
+        return with_pseudonyms(df, columns, self.contract, base_dir=self.base_dir())
 
     def _record(self, spark: Any, batch_id: int, result: Any, *, skipped: bool = False,
                 outputs: list[dict[str, Any]] | None = None) -> None:

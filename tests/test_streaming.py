@@ -154,7 +154,7 @@ def test_key_table_keeps_pii_keys_as_keyed_pseudonyms(spark, tmp_path, monkeypat
 def test_blocked_batch_stops_the_query_and_is_replayed_after_the_fix(spark, tmp_path):
     """A batch the gate blocks is not committed: the query fails on it, its rows are not lost, and a restart
     on the same checkpoint (the contract fixed) replays it, replacing its evidence and report rows."""
-    from pyspark.errors import StreamingQueryException
+    from dq_governance.errors import GateFailedError
 
     _write_batches(tmp_path / "in")
     out = tmp_path / "out"
@@ -171,7 +171,7 @@ def test_blocked_batch_stops_the_query_and_is_replayed_after_the_fix(spark, tmp_
             trigger={"availableNow": True})
 
     handle = start(blocking)
-    with pytest.raises(StreamingQueryException, match="micro-batch 0 blocked by the quality gate"):
+    with pytest.raises(GateFailedError, match="micro-batch 0 blocked by the quality gate"):
         handle.await_termination(240)
     handle.stop()
     assert [(b["batch_id"], b["status"], b["published"]) for b in handle.batches] == [(0, "failed", False)]

@@ -193,7 +193,6 @@ def test_check_stream_per_batch_results_come_from_durable_storage(spark, tmp_pat
 
 def test_check_stream_blocked_batch_stops_the_query_on_connect(spark, tmp_path):
     """The server's worker raises on a blocked batch: the query fails uncommitted and stop() emits FAIL."""
-    from pyspark.errors import StreamingQueryException
 
     folder = tmp_path / "in"
     folder.mkdir()
@@ -207,7 +206,7 @@ def test_check_stream_blocked_batch_stops_the_query_on_connect(spark, tmp_path):
     handle = dq_governance.check_stream(
         stream, seed, target=str(out / "valid"), quarantine=str(out / "quarantine"),
         checkpoint=str(out / "checkpoint"), lineage=f"file:{events}", mask=False, trigger={"availableNow": True})
-    with pytest.raises(StreamingQueryException, match="micro-batch 0 blocked by the quality gate"):
+    with pytest.raises(GateFailedError, match="micro-batch 0 blocked by the quality gate"):
         handle.await_termination(600)
     handle.stop()
     assert [(b["batch_id"], b["valid_rows"], b["published"]) for b in handle.batches] == [(0, 1, False)]
