@@ -79,10 +79,16 @@ class Run:
 
 
 def precheck(run: Run) -> None:
-    """Refusals before the check pass: a merge key masked so that keys collide; a quarantine partition for this
-    run id holding another pipeline's rows (read once: `stage` uses it too)."""
+    """Refusals before the check pass: an output Spark could not create (`writer.check_destination`); a merge key
+    masked so that keys collide; a quarantine partition for this run id holding another pipeline's rows (read
+    once: `stage` uses it too)."""
     from dq_governance.publish import policy
+    from dq_governance.publish.writer import Output, check_destination
 
+    report = Output(run.report, run.report_format) if run.report else None
+    for kind, output in (("target", run.target), ("quarantine", run.quarantine), ("report", report)):
+        if output is not None:
+            check_destination(run.df.sparkSession, kind, output)
     if run.target is not None and run.target.mode == "merge" and run.outputs and run.mask:
         policy.refuse_masked_merge_keys(run.contract, run.target.merge_keys)
     if run.quarantine is None or not run.outputs:
@@ -122,9 +128,10 @@ def check(run: Run) -> None:
 def guard(run: Run) -> None:
     """A merge whose keys the check found duplicated or null is blocked (it would corrupt the target).
 
-    Duplicates: the automatic unique rule (`policy.with_merge_guard`). Nulls: counted on the rows the run would
-    publish, masked as published (a MERGE never matches a null key, so each retry would insert them again). A key
-    masked by a method that can give distinct keys one value was refused by `precheck`.
+    Duplicates: the automatic unique rule (`policy.with_merge_guard`). Nulls, and masked keys that collide: counted
+    on the rows the run would publish, masked as published (a MERGE never matches a null key, so each retry would
+    insert them again; hmac normalises before it hashes). A key masked by a method that can give distinct keys one
+    value was refused by `precheck`.
     """
     if run.target is None or run.target.mode != "merge" or not run.outputs:
         return
@@ -142,7 +149,7 @@ def guard(run: Run) -> None:
 
             # the keys alone, masked as published: hmac / tokenize turn a blank key into null
             target_df = apply_masks(target_df.select(*[f"`{k}`" for k in keys]), run.contract, base_dir=run.base_dir)
-        reason = policy.null_merge_keys_reason(target_df, keys)
+        reason = policy.merge_keys_reason(target_df, keys, masked=run.masking == "applied")
         if reason:
             policy.block(run.result, reason)
 
@@ -159,7 +166,7 @@ def stage(run: Run) -> None:
     A blocked attempt's evidence is not staged when an earlier attempt of the run published (module doc).
     """
     from dq_governance.publish import policy
-    from dq_governance.publish.writer import partition_dir
+    from dq_governance.publish.writer import partition_dir, writing
     from dq_governance.publish.writer import stage as stage_output
 
     assert run.result is not None
@@ -172,7 +179,8 @@ def stage(run: Run) -> None:
                         output.location)
             continue
         try:
-            run.staged[kind] = stage_output(run.frames[kind], output, run_id=run.run_id, pipeline=run.pipeline)
+            with writing(kind, output.location):
+                run.staged[kind] = stage_output(run.frames[kind], output, run_id=run.run_id, pipeline=run.pipeline)
         except Exception:
             discard(run)
             raise
@@ -202,7 +210,7 @@ def verify(run: Run) -> None:
 def promote(run: Run) -> None:
     """Staged outputs into place, quarantine first; if the target's promotion then fails, the quarantine's run
     partition is removed again before the error is raised (the run publishes nothing)."""
-    from dq_governance.publish.writer import dataset_identity, remove_run_partition
+    from dq_governance.publish.writer import dataset_identity, remove_run_partition, writing
 
     result = run.result
     assert result is not None
@@ -213,7 +221,8 @@ def promote(run: Run) -> None:
         if item is None:
             continue
         try:
-            item.promote()
+            with writing(kind, item.output.location):
+                item.promote()
         except Exception:
             discard(run)  # what is still staged
             for done in promoted:

@@ -134,6 +134,15 @@ class HadoopFs:
         """Whether the path exists."""
         return bool(self._fs.exists(self._p(path)))
 
+    def file_ancestor(self, path: str) -> str | None:
+        """The nearest existing ancestor of `path` (qualified) when it is a file, else None."""
+        parent = self._fs.makeQualified(self._p(path)).getParent()
+        while parent is not None and not self._fs.exists(parent):
+            parent = parent.getParent()
+        if parent is None or self._fs.getFileStatus(parent).isDirectory():
+            return None
+        return str(parent.toString())
+
     def delete(self, path: str) -> None:
         """Delete a file or a directory tree, if it exists."""
         if self.exists(path):
@@ -343,9 +352,12 @@ def _reachable(url: str, timeout: float = 10.0) -> None:
 
 
 def first_line(exc: BaseException) -> str:
-    """The first line of an exception's text, else its type name."""
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    """The first line of an exception's text, else its type name; for a py4j error (`An error occurred while
+    calling o12.parquet.`), the Java exception's line that follows."""
+    lines = str(exc).strip().splitlines()
+    if len(lines) > 1 and lines[0].startswith("An error occurred while calling") and lines[1].startswith(":"):
+        return lines[1][1:].strip()
+    return lines[0] if lines else type(exc).__name__
 
 
 _once_lock = threading.Lock()

@@ -127,6 +127,24 @@ def test_a_merge_key_its_keyed_mask_turns_null_blocks_the_run(spark, tmp_path, m
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.spark
+def test_merge_keys_its_keyed_mask_makes_one_block_the_run(spark, tmp_path, monkeypatch):
+    """Distinct keys as read (the unique guard passes) that hmac's normalising (trim) makes one: blocked, not
+    handed to a MERGE that would fail with Delta's own error."""
+    monkeypatch.setenv("DQGOV_MASKING_KEY", "trust-test-masking-key-0123456789abcdef")
+    df = spark.createDataFrame([("a@x.com", 1), (" a@x.com", 2), ("b@x.com", 3)], "email string, v long")
+    with pytest.raises(GateFailedError) as caught:
+        dq_governance.run(df, _people("hmac"), target=str(tmp_path / "t"), format="delta", mode="merge",
+                          merge_keys=["email"], run_id="m3", lineage=None)
+    result = caught.value.result
+    assert result.gate.reasons == [
+        "merge keys (email) collide once masked: 2 row(s) share a masked key with another row (hmac and tokenize "
+        "hash the trimmed value, normalised per `format`); a Delta MERGE would fail with 'multiple source rows "
+        "matched'"]
+    assert (result.published, result.outputs) == (False, [])
+    assert list(tmp_path.iterdir()) == []
+
+
 # --------------------------------------------------------------------------- one pipeline per run id
 
 

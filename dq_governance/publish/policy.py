@@ -258,11 +258,14 @@ def merge_guard_reason(result: CheckResult, guard: str | None, keys: list[str]) 
     )
 
 
-def null_merge_keys_reason(target_df: Any, keys: list[str]) -> str | None:
-    """Why a merge must not run: rows it would publish with a null merge key (None when there are none).
+def merge_keys_reason(target_df: Any, keys: list[str], *, masked: bool = False) -> str | None:
+    """Why a merge must not run on the keys it would publish (None when it may): a null key, or, masked, two
+    distinct source keys that became one (one Spark job).
 
     A MERGE matches no null key (`t.k = s.k` is never true for null), so each retry of the run would insert
-    those rows again: the run is blocked instead, like one with duplicate keys.
+    those rows again: the run is blocked instead, like one with duplicate keys. hmac and tokenize keep distinct
+    values apart, but a `format` normalises first (`529.982.247-25` and `52998224725` are one CPF): keys the
+    check found unique can then collide in what is published, and Delta would refuse the MERGE.
     """
     if target_df is None or any(k not in target_df.columns for k in keys):
         return None  # nothing published, or a key missing from the output (writer.check_promotable refuses it)
@@ -270,10 +273,23 @@ def null_merge_keys_reason(target_df: Any, keys: list[str]) -> str | None:
 
     from pyspark.sql import functions as F
 
-    nulls = target_df.where(reduce(lambda a, b: a | b, [F.col(f"`{k}`").isNull() for k in keys])).count()
-    if not nulls:
-        return None
-    return (
-        f"merge keys ({', '.join(keys)}) are null in {nulls} row(s); a Delta MERGE matches no null key, so every "
-        "retry of the run would insert those rows again"
-    )
+    any_null = reduce(lambda a, b: a | b, [F.col(f"`{k}`").isNull() for k in keys])
+    if masked:
+        groups = target_df.groupBy(*[F.col(f"`{k}`") for k in keys]).agg(F.count(F.lit(1)).alias("n"))
+        row = groups.agg(F.sum(F.when(any_null, F.col("n"))).alias("nulls"),
+                         F.sum(F.when(~any_null & (F.col("n") > 1), F.col("n"))).alias("shared")).first()
+        nulls, shared = int(row["nulls"] or 0), int(row["shared"] or 0)
+    else:
+        nulls, shared = target_df.where(any_null).count(), 0
+    if nulls:
+        return (
+            f"merge keys ({', '.join(keys)}) are null in {nulls} row(s); a Delta MERGE matches no null key, so every "
+            "retry of the run would insert those rows again"
+        )
+    if shared:
+        return (
+            f"merge keys ({', '.join(keys)}) collide once masked: {shared} row(s) share a masked key with another "
+            "row (hmac and tokenize hash the trimmed value, normalised per `format`); a Delta MERGE would fail with "
+            "'multiple source rows matched'"
+        )
+    return None

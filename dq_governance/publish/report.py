@@ -51,14 +51,13 @@ def write_report(
     schema = report_schema()
     # One small file per run: a run has one row per rule.
     frame = spark.createDataFrame([tuple(row[c] for c in REPORT_COLUMNS) for row in rows], schema).coalesce(1)
-    if format == "delta":
-        from dq_governance.publish.writer import replace_delta_partition
+    from dq_governance.publish.writer import replace_delta_partition, replace_partitions, writing
 
-        replace_delta_partition(frame, path, {"pipeline": pipeline, "run_id": run_id}, partition_by=["pipeline"])
-    else:
-        from dq_governance.publish.writer import replace_partitions
-
-        replace_partitions(frame, path, list(PARTITION_COLUMNS), run_id=run_id)
+    with writing("report", path):  # a Spark failure as one line naming the report
+        if format == "delta":
+            replace_delta_partition(frame, path, {"pipeline": pipeline, "run_id": run_id}, partition_by=["pipeline"])
+        else:
+            replace_partitions(frame, path, list(PARTITION_COLUMNS), run_id=run_id)
     return len(rows)
 
 

@@ -40,14 +40,15 @@ import logging
 import os
 import re
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from pyspark.sql import DataFrame, SparkSession
 
-from dq_governance.errors import ConfigError, InputDataError
+from dq_governance.errors import ConfigError, DqGovernanceError, InputDataError
 from dq_governance.publish.staging import STAGING_PREFIX, staged_path
-from dq_governance.session import CLASSIC, CONNECT, HadoopFs, capabilities, kind, log_once, unsupported
+from dq_governance.session import CLASSIC, CONNECT, HadoopFs, capabilities, first_line, kind, log_once, unsupported
 from dq_governance.session import join as _join
 from dq_governance.session import path_exists as _session_path_exists
 from dq_governance.session import qualify as _qualify
@@ -696,6 +697,64 @@ def _table_append_provider(spark: SparkSession, output: Output, info: TableInfo 
             f"table partitioned by [{', '.join(info.partition_by)}]"
         )
     return provider
+
+
+# --------------------------------------------------------------------------- where an output goes, and its failures
+
+
+def check_destination(spark: SparkSession, role: str, output: Output) -> None:
+    """Refuse (ConfigError, one line) an output Spark could not create: a table in a schema that does not exist,
+    or a path whose nearest existing ancestor is a file. Called before the check pass (`pipeline.precheck`).
+
+    A Connect client cannot tell a file from a directory without listing the directory's whole tree, so there a
+    path under a file is left to the write, which then fails as `writing()` says.
+    """
+    if output.format == "table":
+        namespace = _table_namespace(output.location)
+        if namespace is not None and not spark.catalog.databaseExists(namespace):
+            raise ConfigError(f"{role} {output.location}: schema {namespace} does not exist; create it first or "
+                              "name a table in an existing schema")
+        return
+    if capabilities(spark).hadoop_fs:
+        blocker = HadoopFs(spark, output.location).file_ancestor(output.location)
+        if blocker is not None:
+            raise ConfigError(f"{role} {output.location}: {blocker} is a file, not a directory")
+
+
+def _table_namespace(name: str) -> str | None:
+    """The schema part of a table name (`db` of `db.t`, `cat.db` of `cat.db.t`; backquoted dots kept), or None."""
+    parts, current, quoted = [], "", False
+    for char in name:
+        if char == "`":
+            quoted = not quoted
+        if char == "." and not quoted:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    return ".".join(parts) or None
+
+
+@contextmanager
+def writing(role: str, location: str) -> Iterator[None]:
+    """Raise a Spark failure of the block as one line, `<role> <location>: writing failed: <Spark's first line>`
+    (ConfigError: the output cannot be written where it was configured), chained to Spark's error; our own errors
+    pass through unchanged."""
+    try:
+        yield
+    except DqGovernanceError:
+        raise
+    except Exception as exc:
+        if not _is_spark_error(exc):
+            raise
+        raise ConfigError(f"{role} {location}: writing failed: {first_line(exc)}") from exc
+
+
+def _is_spark_error(exc: BaseException) -> bool:
+    """A Spark failure: PySpark's own errors (classic and Connect) or a py4j error from the driver."""
+    from pyspark.errors import PySparkException
+
+    return isinstance(exc, PySparkException) or type(exc).__module__.startswith("py4j")
 
 
 #: (session kind, output format) -> the function that publishes a staged (classic) or pending (Connect) write
