@@ -1,5 +1,5 @@
 """Cross-field checks of a contract: duplicate field names, rules naming unknown columns, range bounds that do
-not fit their field's type.
+not fit their field's type, `masking.by_classification` keys that no field's classification matches.
 
 They work on plain documents as well as on model objects, so the model validators (which stop
 at the first problem) and lint (which reports every problem, even when other keys are invalid)
@@ -177,4 +177,26 @@ def document_fields(fields: Any) -> list[tuple[str, Any]]:
                 walk(_items(_get(spec, "fields")), f"{prefix}{name}.")
 
     walk(_items(fields), "")
+    return out
+
+
+def unmatched_classifications(fields: Any, masking: Any) -> list[Problem]:
+    """`masking.by_classification` keys no field's `classification` equals: they mask nothing (matching is exact).
+
+    Paths are document paths (`('masking', 'by_classification', key)`); the hint names a classification that
+    differs only by case, else a close spelling.
+    """
+    keys = [k for k in (_get(masking, "by_classification") or {}) if isinstance(k, str)]
+    used = {c for _path, spec in document_fields(fields) if isinstance(c := _get(spec, "classification"), str)}
+    out: list[Problem] = []
+    for key in keys:
+        if key in used:
+            continue
+        same = sorted(c for c in used if c.lower() == key.lower())
+        close = same or difflib.get_close_matches(key, sorted(used), n=1)
+        hint = (f"did you mean `{close[0]}`? classifications match case-sensitively" if same
+                else f"did you mean `{close[0]}`?" if close else None)
+        out.append(Problem(("masking", "by_classification", key),
+                           f"masking.by_classification key {key!r} matches no field's classification: it masks "
+                           "nothing", hint))
     return out

@@ -23,6 +23,7 @@ from dq_governance.contracts.consistency import (
     field_paths,
     range_bound_problems,
     unknown_rule_columns,
+    unmatched_classifications,
 )
 from dq_governance.contracts.diagnostics import did_you_mean, follow_loc, message_of, validation_issues
 from dq_governance.contracts.model import ROLE_SLOTS, RULE_TYPES, Contract
@@ -428,6 +429,7 @@ def _advice(contract: Contract) -> list[Problem]:
         out.append(Problem(("schema", "undeclared_columns"),
                            f"undeclared_columns: {contract.schema_.undeclared_columns} has no effect: the schema "
                            "declares no fields, so no column can be told undeclared and every column is published"))
+    out += unmatched_classifications(contract.schema_.fields, contract.masking)
     for role in (contract.roles.other_roles if contract.roles else {}):
         hint = did_you_mean(str(role).lower(), ROLE_SLOTS)
         if hint:  # any role name is allowed (ODCS), so a misspelt `stewart:` would pass as a role of its own

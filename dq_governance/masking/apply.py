@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import NamedTuple
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -21,7 +22,7 @@ from dq_governance.contracts.model import Contract, MaskingPolicy, MaskingSpec
 from dq_governance.errors import ConfigError
 from dq_governance.identifiers import quote_identifier
 from dq_governance.masking.keys import MaskingKey, resolve_key
-from dq_governance.masking.methods import Digest, MaskContext, mask_column, sha2_digest
+from dq_governance.masking.methods import Digest, MaskContext, keyed_text, mask_column, sha2_digest
 from dq_governance.masking.policies import KEYED_METHODS, effective_policy, masked_columns, undeclared_masks
 
 log = logging.getLogger(__name__)
@@ -33,6 +34,15 @@ HMAC_ENGINES = ("auto", "jvm", "sha2")
 #: column metadata written with every masked column (lands in the parquet / delta schema)
 META_METHOD = "dqgov.masking"
 META_KEY_ID = "dqgov.masking.key_id"
+
+
+class MaskTarget(NamedTuple):
+    """One masked column: its top-level column and dotted path as in the frame, its contract path, its spec."""
+
+    top: str
+    path: str
+    contract_path: str
+    spec: MaskingSpec
 
 
 def apply_masks(
@@ -50,20 +60,17 @@ def apply_masks(
     """
     if hmac_engine not in HMAC_ENGINES:
         raise ConfigError(f"hmac_engine must be one of {', '.join(HMAC_ENGINES)}, got {hmac_engine!r}")
-    specs = masked_columns(contract, policy)
-    # undeclared columns are top-level names as read (a dot in one is part of its name, not a path)
-    targets = _present(df.schema, specs) + [
-        (name, name, name, spec) for name, spec in undeclared_masks(contract, df.columns, policy).items()]
+    targets = mask_targets(df.schema, contract, policy)
     if not targets:
         return df
     key = None
-    if any(spec.method in KEYED_METHODS for _, _, _, spec in targets):
+    if any(target.spec.method in KEYED_METHODS for target in targets):
         key = _key(keys, effective_policy(contract, policy), base_dir)
     source, digest = df, None
     if key is not None:
         source, digest = _digest(df, key, hmac_engine)
 
-    by_top: dict[str, list[tuple[str, str, str, MaskingSpec]]] = {}
+    by_top: dict[str, list[MaskTarget]] = {}
     for target in targets:
         by_top.setdefault(target[0], []).append(target)
     columns: list[Column] = []
@@ -84,7 +91,9 @@ def with_pseudonyms(df: DataFrame, columns: dict[str, str], contract: Contract, 
     key = _key(keys, effective_policy(contract, None), base_dir)
     source, digest = _digest(df, key, "auto")
     formats = {spec.name: spec.format for spec in contract.fields}
-    pseudonyms = [digest(F.col(quote_identifier(c)).cast("string"), formats.get(c), "hex").alias(alias)
+    types = {f.name: f.dataType for f in df.schema.fields}
+    pseudonyms = [digest(keyed_text(F.col(quote_identifier(c)), types.get(c, T.StringType())).cast("string"),
+                         formats.get(c), "hex").alias(alias)
                   for c, alias in columns.items()]
     return source.select(*[F.col(quote_identifier(c)) for c in df.columns], *pseudonyms)
 
@@ -118,7 +127,7 @@ def _digest(df: DataFrame, key: MaskingKey, engine: str) -> tuple[DataFrame, Dig
 def _masked_top(
     name: str,
     struct_field: T.StructField,
-    entries: list[tuple[str, str, str, MaskingSpec]],
+    entries: list[MaskTarget],
     contract: Contract,
     digest: Digest | None,
     key: MaskingKey | None,
@@ -142,37 +151,53 @@ def _masked_top(
     return top_col.alias(name, metadata=meta)
 
 
-def _present(schema: T.StructType, specs: dict[str, MaskingSpec]) -> list[tuple[str, str, str, MaskingSpec]]:
-    """(top-level column and dotted path as in df, path as in the contract, spec) per masked path present.
+def mask_targets(
+    schema: T.StructType, contract: Contract, policy: MaskingPolicy | None = None
+) -> list[MaskTarget]:
+    """What `apply_masks` masks in a frame of `schema`: the contract's masked paths present, then undeclared columns.
 
-    Absent columns are skipped: a frame without a PII column cannot leak it. Names match
-    case-insensitively, like Spark's default resolution.
+    A masked path whose top-level column is absent is skipped (a frame without a PII column cannot leak it);
+    one whose column is there but does not resolve (a nested field missing, a string or map where the contract
+    declares a struct) raises ConfigError: the column is PII and would leave unmasked.
     """
-    out = []
-    for path, spec in specs.items():
-        parts = path.split(".")
-        resolved = _resolve(schema, parts, path)
-        if resolved is not None:
-            out.append((resolved[0], ".".join(resolved), path, spec))
-    return out
+    specs = masked_columns(contract, policy)
+    targets = [target for path, spec in specs.items() if (target := _target(schema, path, spec)) is not None]
+    # undeclared columns are top-level names as read (a dot in one is part of its name, not a path)
+    undeclared = undeclared_masks(contract, [f.name for f in schema.fields], policy)
+    return targets + [MaskTarget(name, name, name, spec) for name, spec in undeclared.items()]
 
 
-def _resolve(schema: T.StructType, parts: list[str], path: str) -> list[str] | None:
-    names: list[str] = []
-    current: T.DataType = schema
-    for part in parts:
+def _field(struct: T.StructType, name: str) -> T.StructField | None:
+    """The field called `name`: exact match first, else case-insensitive (Spark's default resolution)."""
+    return next((f for f in struct.fields if f.name == name), None) or next(
+        (f for f in struct.fields if f.name.lower() == name.lower()), None)
+
+
+def _target(schema: T.StructType, path: str, spec: MaskingSpec) -> MaskTarget | None:
+    whole = _field(schema, path) if "." in path else None
+    if whole is not None:  # a top-level column whose name holds a dot (`cliente.cpf` read from CSV)
+        return MaskTarget(whole.name, whole.name, path, spec)
+    parts = path.split(".")
+    top = _field(schema, parts[0])
+    if top is None:
+        return None
+    names = [top.name]
+    current = top.dataType
+    for part in parts[1:]:
+        where = ".".join(names)
         if isinstance(current, T.ArrayType):
             raise ConfigError(f"column {path}: masking a field inside an array is not supported")
         if not isinstance(current, T.StructType):
-            return None
-        match = next((f for f in current.fields if f.name == part), None) or next(
-            (f for f in current.fields if f.name.lower() == part.lower()), None
-        )
-        if match is None:
-            return None
-        names.append(match.name)
-        current = match.dataType
-    return names
+            raise ConfigError(
+                f"column {path}: `{where}` is {current.simpleString()}, not a struct, so `{part}` cannot be masked "
+                f"inside it; mask `{where}` whole (a field-level `masking` on it) or read it as a struct")
+        found = _field(current, part)
+        if found is None:
+            raise ConfigError(f"column {path}: struct `{where}` has no field `{part}`; the masked field cannot "
+                              "be found, refusing to leave it unmasked")
+        names.append(found.name)
+        current = found.dataType
+    return MaskTarget(names[0], ".".join(names), path, spec)
 
 
 def _dtype_at(dtype: T.DataType, parts: list[str]) -> T.DataType:

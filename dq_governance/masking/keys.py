@@ -1,7 +1,8 @@
 """Masking keys: resolved from an env var or a key file, carried with an id, never printed.
 
 The secret lives only in `MaskingKey._secret`; repr/str show the key id and where it came from.
-Error messages name the env var or file, never its content.
+Error messages name the env var, the key file or the contract field, never the key, nor a path taken from
+an env var's value (a variable meant to name a file sometimes holds the key itself).
 """
 
 from __future__ import annotations
@@ -75,17 +76,20 @@ def resolve_key(policy: MaskingPolicy | None = None, *, base_dir: Path | None = 
     policy = policy or MaskingPolicy()
     env_name = policy.key_env or DEFAULT_KEY_ENV
     if policy.key_file:
-        path = Path(os.path.expandvars(os.path.expanduser(policy.key_file)))
+        expanded = os.path.expandvars(policy.key_file)
+        path = Path(os.path.expanduser(expanded))
         if not path.is_absolute() and base_dir is not None:
             path = base_dir / path
-        return _from_file(path, policy.key_id, f"key file {path}")
+        # a path built from an env var's value may be the secret itself (a misused variable): name the field
+        source = f"key file {path}" if expanded == policy.key_file else "the key file masking.key_file names"
+        return _from_file(path, policy.key_id, source)
     value = os.environ.get(env_name)
     if value:
         return MaskingKey.from_secret(value.strip(), policy.key_id, f"env var {env_name}")
     file_env = f"{env_name}_FILE"
-    file_value = os.environ.get(file_env)
-    if file_value:
-        return _from_file(Path(file_value), policy.key_id, f"key file {file_value} (from env var {file_env})")
+    if os.environ.get(file_env):
+        # the variable's value is never shown: it is sometimes set to the key instead of a path
+        return _from_file(Path(os.environ[file_env]), policy.key_id, f"the key file env var {file_env} names")
     raise ConfigError(
         f"masking key missing: set env var {env_name} (or {file_env} to a key file, or masking.key_file "
         "in the contract); refusing to mask without a key"
@@ -97,8 +101,8 @@ def _from_file(path: Path, key_id: str | None, source: str) -> MaskingKey:
         raw = path.read_bytes()
     except OSError as exc:
         raise ConfigError(f"masking key missing: cannot read {source}: {exc.strerror}") from None
-    # a trailing newline is an editor artefact, not key material
-    raw = raw.strip()
+    # one trailing line break is an editor artefact; any other byte (a binary key's 0x20 or 0x0c) is key material
+    raw = raw.removesuffix(b"\r\n") if raw.endswith(b"\r\n") else raw.removesuffix(b"\n")
     if not raw:
         raise ConfigError(f"masking key missing: {source} is empty")
     return MaskingKey.from_secret(raw, key_id, source)

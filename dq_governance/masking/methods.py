@@ -81,6 +81,22 @@ def normalise(col: Column, fmt: str | None) -> Column:
 
 # --------------------------------------------------------------------------- keyed methods
 
+#: the epoch as a TIMESTAMP_NTZ: adding microseconds to it involves no time zone
+_EPOCH_NTZ = "1970-01-01 00:00:00"
+
+
+def keyed_text(col: Column, dtype: T.DataType) -> Column:
+    """The value a keyed method hashes: a TIMESTAMP as its UTC wall clock, whatever the session time zone.
+
+    Its text equals `cast(col as string)` in a UTC session (pseudonyms made there stay valid); built from
+    `unix_micros`, it has no DST gap or overlap to fall into. TIMESTAMP_NTZ and other types hash as they are.
+    """
+    if not isinstance(dtype, T.TimestampType):
+        return col
+    epoch = F.lit(_EPOCH_NTZ).cast("timestamp_ntz")
+    return F.timestamp_add("MICROSECOND", F.unix_micros(col), epoch).cast("string")
+
+
 
 def hmac_hex(value: Column, ipad: Column, opad: Column) -> Column:
     """Hex HMAC-SHA-256 of a string column under the key whose pads are given as columns."""
@@ -109,7 +125,7 @@ def _keyed(ctx: MaskContext) -> Digest:
 
 def mask_hmac(col: Column, spec: MaskingSpec, ctx: MaskContext) -> Column:
     """Keyed HMAC-SHA-256 of the normalised value, hex (default) or base64."""
-    return _keyed(ctx)(col, ctx.format, spec.encoding or "hex")
+    return _keyed(ctx)(keyed_text(col, ctx.dtype), ctx.format, spec.encoding or "hex")
 
 
 def _token_char(ch: Column, byte: Column) -> Column:
@@ -130,7 +146,7 @@ def mask_tokenize(col: Column, spec: MaskingSpec, ctx: MaskContext) -> Column:
     The n-th letter or digit counted from the right takes digest byte n (mod 32), so `529.982.247-25`
     and `52998224725` (same normalised CPF), or a phone with and without `+55`, share their digits.
     """
-    return _keyed(ctx)(col, ctx.format, "token")
+    return _keyed(ctx)(keyed_text(col, ctx.dtype), ctx.format, "token")
 
 
 def spark_token(col: Column, digest: Column) -> Column:

@@ -52,12 +52,18 @@ def undeclared_masks(
     contract: Contract, columns: list[str], policy: MaskingPolicy | None = None
 ) -> dict[str, MaskingSpec]:
     """Under `undeclared_columns: mask`: each undeclared column of `columns` -> the PII default (else hmac)."""
-    if contract.schema_.undeclared_columns != "mask":
-        return {}
-    spec = effective_policy(contract, policy).pii or DEFAULT_PII_SPEC
-    if spec.method == "none":  # the contract's own decision: PII is not masked
+    spec = undeclared_spec(contract, policy)
+    if spec is None:
         return {}
     return {name: spec for name in undeclared_columns(contract, columns)}
+
+
+def undeclared_spec(contract: Contract, policy: MaskingPolicy | None = None) -> MaskingSpec | None:
+    """The spec any undeclared column would be masked with (known before the data is read), else None."""
+    if contract.schema_.undeclared_columns != "mask" or not contract.column_names():
+        return None  # with no declared field, no column is undeclared (contracts.model.undeclared_columns)
+    spec = effective_policy(contract, policy).pii or DEFAULT_PII_SPEC
+    return None if spec.method == "none" else spec  # `none`: the contract's own decision, PII is not masked
 
 
 def _spec_for(
