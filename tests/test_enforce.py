@@ -136,7 +136,7 @@ def work(tmp_path_factory):
         _contract(work, "orders_tbl_ctas", table="orders_tbl_ctas"),
         *[_contract(work, f"orders_{fmt}", path=str(work / f"fmt_{fmt}")) for fmt in ("csv", "json", "orc")],
         _contract(work, "orders_dt", table="orders_dt", extra_rules=[STATUS_FAIL]),
-        _contract(work, "orders_jdbc", table="orders_jdbc"),
+        _contract(work, "orders_jdbc", table="jdbc.APP.orders_jdbc"),  # another catalog: named in full
         _contract(work, "orders_delta", path=str(work / "delta_orders"), extra_rules=[STATUS_FAIL]),
         _contract(work, "orders_ansi", path=str(work / "ansi"), extra_rules=[ANSI_RAISING]),
         _contract(work, "orders_dpo", path=str(work / "dpo")),

@@ -123,8 +123,24 @@ def entry(contract: Any, *, standard: str = "native", location_uri: str | None =
     if spark is not None:
         from dq_governance.checks.sql_text import compile_contract
 
-        out["checks"] = compile_contract(spark, contract)
+        checks = compile_contract(spark, contract)
+        note = quarantine_note(checks)
+        if note:
+            checks["notes"] = [note]
+        out["checks"] = checks
     return out
+
+
+def quarantine_note(checks: dict[str, Any]) -> str | None:
+    """What the session extension does with the rows of quarantine rules (it has no quarantine to keep them in)."""
+    policy = checks["gate"]["on_failure"]
+    names = [r["name"] for r in checks["rules"]
+             if r["level"] == "row" and r["blocks"] and r.get("metric") is None
+             and (r["action"] == "quarantine" or (r["action"] is None and policy == "quarantine"))]
+    if not names:
+        return None
+    return (f"quarantine rules ({', '.join(names)}): in block mode the session extension leaves their failing rows "
+            "out of the write and keeps no copy of them (the source still has them); observe mode only counts them")
 
 
 @contextlib.contextmanager

@@ -21,7 +21,7 @@ final class Enricher {
   static final String CONTRACT_FACET = "dqgov_dataContract";
   /** Fields of a recorded dqgov_dataContract facet that describe the run, not the contract. */
   static final List<String> STATUS_FIELDS = List.of("status", "quality_score", "valid_rows", "invalid_rows",
-      "row_outputs", "enforce", "vetoed", "written_rows", "dropped_rows", "rules", "not_evaluated");
+      "row_outputs", "enforce", "vetoed", "written_rows", "dropped_rows", "quarantined_rows", "rules", "not_evaluated");
   private static final Set<String> OURS = Set.of(CONTRACT_FACET);
 
   private static final int STARTED_LIMIT = 1000;

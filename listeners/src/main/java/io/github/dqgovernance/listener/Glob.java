@@ -3,7 +3,8 @@ package io.github.dqgovernance.listener;
 import java.util.regex.Pattern;
 
 /**
- * A dataset location glob: {@code **} crosses '/', {@code *} and {@code ?} do not.
+ * A dataset location glob: {@code **} crosses '/', {@code *} and {@code ?} do not. A glob ending in {@code /**}
+ * also matches the directory itself ({@code s3://lake/orders/**} governs a write to {@code s3://lake/orders}).
  *
  * <p>The literal prefix (everything before the first wildcard) is checked with startsWith first, so a
  * manifest of many globs costs a few string comparisons per dataset, not a regex each.
@@ -16,7 +17,9 @@ final class Glob {
   Glob(String text) {
     this.text = stripTrailingSlash(text);
     int wildcard = firstWildcard(this.text);
-    this.prefix = wildcard < 0 ? this.text : this.text.substring(0, wildcard);
+    // a final "/**" matches the directory itself too: the prefix stops before its slash
+    int literal = wildcard == this.text.length() - 2 && this.text.endsWith("/**") ? wildcard - 1 : wildcard;
+    this.prefix = wildcard < 0 ? this.text : this.text.substring(0, literal);
     this.pattern = wildcard < 0 ? null : Pattern.compile(toRegex(this.text));
   }
 
@@ -46,6 +49,10 @@ final class Glob {
     int i = 0;
     while (i < glob.length()) {
       char c = glob.charAt(i);
+      if (c == '/' && i > 0 && glob.substring(i).equals("/**")) {
+        out.append("(?:/.*)?"); // the directory itself, or anything under it
+        break;
+      }
       if (c == '*') {
         if (i + 1 < glob.length() && glob.charAt(i + 1) == '*') {
           // `**/` also matches zero directories: a/**/b matches a/b

@@ -193,6 +193,15 @@ public final class Manifest {
 
   /** The contract governing a dataset, or null. {@code symlinks} holds {namespace, name} pairs. */
   public Entry match(String namespace, String name, List<String[]> symlinks) {
+    return match(namespace, name, symlinks, null);
+  }
+
+  /**
+   * The contract governing a dataset written in a session whose current catalog and database are {@code current}
+   * ({catalog, database}, lower or any case; null: unknown). An unqualified contract table ({@code orders}) then
+   * names the current database's table only, as the Python engine reads it: {@code scratch.orders} is not it.
+   */
+  public Entry match(String namespace, String name, List<String[]> symlinks, String[] current) {
     Entry hit = exact.get(key(namespace, name));
     if (hit != null) {
       return hit;
@@ -205,12 +214,12 @@ public final class Manifest {
     }
     if (!tables.isEmpty()) {
       for (String[] link : symlinks) {
-        hit = table(link[1]);
+        hit = table(link[1], current);
         if (hit != null) {
           return hit;
         }
       }
-      hit = table(name);
+      hit = table(name, current);
       if (hit != null) {
         return hit;
       }
@@ -226,7 +235,7 @@ public final class Manifest {
     return null;
   }
 
-  private Entry table(String name) {
+  private Entry table(String name, String[] current) {
     String lower = name.toLowerCase(Locale.ROOT);
     List<TableMatcher> candidates = tables.get(lastSegment(lower));
     if (candidates == null) {
@@ -234,11 +243,27 @@ public final class Manifest {
     }
     for (TableMatcher t : candidates) {
       // `orders` matches default.orders and spark_catalog.default.orders; `sales.orders` not crm.orders
-      if (lower.equals(t.table) || lower.endsWith("." + t.table)) {
+      if (lower.equals(t.table)) {
+        return t.entry;
+      }
+      if (lower.endsWith("." + t.table) && (t.table.indexOf('.') >= 0 || inCurrentDatabase(lower, current))) {
         return t.entry;
       }
     }
     return null;
+  }
+
+  /** Whether a qualified table name ({@code db.t} or {@code catalog.db.t}) is in the current database (if known). */
+  private static boolean inCurrentDatabase(String table, String[] current) {
+    if (current == null) {
+      return true;
+    }
+    String[] parts = table.split("\\.");
+    String database = parts[parts.length - 2];
+    if (!database.equals(current[1].toLowerCase(Locale.ROOT))) {
+      return false;
+    }
+    return parts.length < 3 || parts[parts.length - 3].equals(current[0].toLowerCase(Locale.ROOT));
   }
 
   /** The path form a glob is matched against: the path for `file`, else namespace + "/" + name. */

@@ -73,14 +73,15 @@ final class EnforceWrites extends Rule<LogicalPlan> {
         target = table.identifier().unquotedString();
         symlinks.add(new String[] {"table", table.identifier().unquotedString()});
       }
-      Manifest.Entry entry = manifest.match(identity[0], identity[1], symlinks);
+      Manifest.Entry entry = manifest.match(identity[0], identity[1], symlinks, current(session));
       if (entry == null) {
         String[] ctas = CTAS_TARGETS.remove(Manifest.key(identity[0], identity[1]));
         if (ctas == null) {
           return plan;
         }
         target = ctas[0]; // CTAS: the nested write names no table; the outer command did
-        entry = manifest.match(identity[0], identity[1], List.<String[]>of(new String[] {"table", ctas[0]}));
+        entry = manifest.match(identity[0], identity[1], List.<String[]>of(new String[] {"table", ctas[0]}),
+            current(session));
         if (entry == null) {
           return plan;
         }
@@ -168,8 +169,8 @@ final class EnforceWrites extends Rule<LogicalPlan> {
       String name = table.identifier().unquotedString();
       EnforceSettings settings = settings();
       Manifest manifest = settings.manifest();
-      if (manifest != null && manifest.match(identity[0], identity[1], List.<String[]>of(new String[] {"table", name}))
-          != null) {
+      if (manifest != null && manifest.match(identity[0], identity[1], List.<String[]>of(new String[] {"table", name}),
+          current(session)) != null) {
         CTAS_TARGETS.put(Manifest.key(identity[0], identity[1]), new String[] {name});
       }
     } catch (Exception | LinkageError e) {
@@ -245,7 +246,8 @@ final class EnforceWrites extends Rule<LogicalPlan> {
       }
       target = relation.name();
       String[] identity = tableIdentity(session, relation);
-      Manifest.Entry entry = manifest.match(identity[0], identity[1], List.<String[]>of(new String[] {"table", target}));
+      Manifest.Entry entry = manifest.match(identity[0], identity[1], List.<String[]>of(new String[] {"table", target}),
+          current(session));
       if (entry == null) {
         return plan;
       }
@@ -290,6 +292,17 @@ final class EnforceWrites extends Rule<LogicalPlan> {
     return plan;
   }
 
+  /**
+   * The session's current catalog and database at write time: an unqualified contract table names the current
+   * database's table, as the Python engine reads it ({@link Manifest#match(String, String, List, String[])}).
+   */
+  static String[] current(SparkSession session) {
+    CatalogManager catalogs = session.sessionState().catalogManager();
+    String[] namespace = catalogs.currentNamespace();
+    return new String[] {catalogs.currentCatalog().name(),
+        namespace.length == 0 ? session.sessionState().catalog().getCurrentDatabase() : namespace[namespace.length - 1]};
+  }
+
   /** The identity of a table's data: its location (the listener names the output by it), else its name. */
   static String[] tableIdentity(SparkSession session, DataSourceV2Relation relation) {
     String location = relation.table().properties().get("location");
@@ -316,17 +329,8 @@ final class EnforceWrites extends Rule<LogicalPlan> {
     return identity;
   }
 
-  /** The (namespace, name) the OpenLineage listener gives a path: {@code file} + path, else scheme://authority + path. */
+  /** The (namespace, name) of a written path, as the manifest names datasets ({@link DatasetIdentity}). */
   static String[] identity(URI uri) {
-    String scheme = uri.getScheme() == null ? "file" : uri.getScheme();
-    String path = uri.getPath() == null ? "" : uri.getPath();
-    if (path.length() > 1 && path.endsWith("/")) {
-      path = path.substring(0, path.length() - 1);
-    }
-    if (scheme.equals("file")) {
-      return new String[] {"file", path};
-    }
-    String namespace = scheme + "://" + (uri.getAuthority() == null ? "" : uri.getAuthority());
-    return new String[] {namespace, path};
+    return io.github.dqgovernance.listener.DatasetIdentity.of(uri);
   }
 }

@@ -57,10 +57,14 @@ final class GovernedWrite {
   final Map<Integer, Integer> scopeMetric = new LinkedHashMap<>();
   final List<Integer> nullMetric = new ArrayList<>(); // per field
   final boolean drops;
+  /** Block mode: rows failing a quarantine rule are left out of the write (and counted), as drop does. */
+  final boolean quarantines;
   final List<String> variants = new ArrayList<>(); // per rule
   private final List<String> flagTexts = new ArrayList<>(); // per metric: its row condition, or null
   private final List<CompiledChecks.Rule> flagRules = new ArrayList<>(); // per metric: the rule it fails, or null
   private final List<String[]> failRules = new ArrayList<>(); // {name, violation text} of fail-action rules
+  /** Written columns of a narrower type than the contract's (lower-case name -> declared type): read cast. */
+  private final Map<String, org.apache.spark.sql.types.DataType> widened = new LinkedHashMap<>();
 
   GovernedWrite(Manifest manifest, Manifest.Entry entry, CompiledChecks checks, String namespace, String datasetName, String target,
       EnforceSettings settings, List<Attribute> output) throws Skip {
@@ -88,6 +92,14 @@ final class GovernedWrite {
       boolean isTyped = a.dataType().simpleString().equals(f.type);
       boolean isText = a.dataType() instanceof StringType;
       if (!isTyped && !isText) {
+        org.apache.spark.sql.types.DataType declared = TypeWidening.lossless(a.dataType().simpleString(), f.type)
+            ? declaredType(f.type) : null;
+        if (declared != null) {
+          widened.put(a.name().toLowerCase(java.util.Locale.ROOT), declared);
+          isTyped = true;
+        }
+      }
+      if (!isTyped && !isText) {
         throw new Skip("column " + f.name + " is written as " + a.dataType().simpleString() + ", the contract declares "
             + f.type);
       }
@@ -96,6 +108,8 @@ final class GovernedWrite {
     }
     add("total", null, null);
     boolean dropping = false;
+    List<String> quarantineTexts = new ArrayList<>();
+    List<String> dropTexts = new ArrayList<>();
     for (int i = 0; i < checks.rules.size(); i++) {
       CompiledChecks.Rule rule = checks.rules.get(i);
       List<String> involved = rule.type.equals("expression") || rule.scope("typed") != null
@@ -114,6 +128,11 @@ final class GovernedWrite {
         violationMetric.put(i, metricNames.size());
         add("v" + i, violation, rule);
         dropping |= "drop".equals(rule.action);
+        if ("drop".equals(rule.action)) {
+          dropTexts.add("coalesce((" + violation + "), false)");
+        } else if (quarantinesRowsOf(rule)) {
+          quarantineTexts.add("coalesce((" + violation + "), false)");
+        }
         if ("fail".equals(rule.action)) {
           failRules.add(new String[] {rule.name, violation});
         }
@@ -129,10 +148,40 @@ final class GovernedWrite {
       Attribute a = written.get(checks.fields.get(j).name.toLowerCase(java.util.Locale.ROOT));
       add("n" + j, quote(a.name()) + " IS NULL", null);
     }
+    quarantines = !quarantineTexts.isEmpty();
+    if (quarantines) {
+      // rows a quarantine rule leaves out and no drop rule drops: each row left out is counted once
+      add("quarantined", "(" + String.join(" OR ", quarantineTexts) + ")"
+          + (dropTexts.isEmpty() ? "" : " AND NOT (" + String.join(" OR ", dropTexts) + ")"), null);
+    }
     add("valid", null, null); // the tally's: rows no blocking rule fails
     drops = dropping;
     if (drops) {
       add("dropped", null, null); // rows a drop rule fails
+    }
+  }
+
+  /**
+   * Whether block mode leaves this rule's failing rows out of the write: a row rule whose failure makes the row
+   * invalid, with {@code action: quarantine} or no action under {@code on_failure: quarantine}. The extension keeps
+   * no copy of those rows (the source still has them); observe mode only counts them.
+   */
+  boolean quarantinesRowsOf(CompiledChecks.Rule rule) {
+    return settings.block && rule.blocks && "row".equals(rule.level) && rule.metric == null
+        && ("quarantine".equals(rule.action) || (rule.action == null && "quarantine".equals(checks.onFailure)));
+  }
+
+  /** Whether a failing row of this rule is kept out of the written rows (drop, or quarantine in block mode). */
+  boolean leavesOut(CompiledChecks.Rule rule) {
+    return rule != null && ("drop".equals(rule.action) || quarantinesRowsOf(rule));
+  }
+
+  /** The contract's declared type, or null when it does not parse. */
+  private static org.apache.spark.sql.types.DataType declaredType(String type) {
+    try {
+      return org.apache.spark.sql.types.DataType.fromDDL(type);
+    } catch (RuntimeException e) {
+      return null;
     }
   }
 
@@ -206,7 +255,7 @@ final class GovernedWrite {
         parsed.add(parse(parser, "coalesce((" + flagTexts.get(m) + "), false)"));
       }
     }
-    List<Expression> flags = analysed(session, relation, parsed);
+    List<Expression> flags = checked(session, relation, parsed);
     if (flags == null) {
       throw new Skip("the checks do not resolve against the written columns");
     }
@@ -229,7 +278,7 @@ final class GovernedWrite {
       CompiledChecks.Rule rule = flagRules.get(slots[f]);
       blocking[f] = rule != null && rule.blocks;
       dropping[f] = rule != null && "drop".equals(rule.action);
-      if (dropping[f]) {
+      if (leavesOut(rule)) {
         drops.add(fastFlags.get(f));
       }
     }
@@ -260,7 +309,7 @@ final class GovernedWrite {
       cases.add("WHEN coalesce((" + rule[1] + "), false) THEN raise_error('" + message.replace("\\", "\\\\")
           .replace("'", "\\'") + "')");
     }
-    List<Expression> abort = analysed(session, relation,
+    List<Expression> abort = checked(session, relation,
         List.of(parse(parser, "CASE " + String.join(" ", cases) + " ELSE true END")));
     if (abort == null) {
       throw new Skip("the fail rules do not resolve against the written columns");
@@ -287,6 +336,43 @@ final class GovernedWrite {
         TreeRule.<Expression>of(e -> e instanceof Count, e -> e.withNewChildren(
             CollectionConverters.asScala(List.<Expression>of(call)).toList())));
     return new CollectMetrics(name, CollectionConverters.asScala(List.of(counted)).toList(), below, id);
+  }
+
+  /**
+   * {@code parsed} analysed over the written columns as the checks read them: a widened column (int written,
+   * bigint declared) is resolved at the declared type, then read as a lossless cast of the written column, so the
+   * typed rules compare as the contract says while the written rows stay as they are. Null when any does not resolve.
+   */
+  private List<Expression> checked(SparkSession session, LocalRelation relation, List<Expression> parsed) {
+    if (widened.isEmpty()) {
+      return analysed(session, relation, parsed);
+    }
+    List<Attribute> declared = new ArrayList<>();
+    Map<org.apache.spark.sql.catalyst.expressions.ExprId, Expression> casts = new java.util.HashMap<>();
+    for (Attribute a : CollectionConverters.asJava(relation.output())) {
+      org.apache.spark.sql.types.DataType type = widened.get(a.name().toLowerCase(java.util.Locale.ROOT));
+      if (type == null) {
+        declared.add(a);
+        continue;
+      }
+      Attribute as = a.withDataType(type).newInstance();
+      declared.add(as);
+      casts.put(as.exprId(), new org.apache.spark.sql.catalyst.expressions.Cast(a, type, Option.empty(),
+          org.apache.spark.sql.catalyst.expressions.EvalMode.LEGACY()));
+    }
+    LocalRelation typed = new LocalRelation(CollectionConverters.asScala(declared).toSeq(), CollectionConverters.asScala(
+        new ArrayList<org.apache.spark.sql.catalyst.InternalRow>()).toList(), false, Option.empty());
+    List<Expression> out = analysed(session, typed, parsed);
+    if (out == null) {
+      return null;
+    }
+    List<Expression> cast = new ArrayList<>();
+    for (Expression e : out) {
+      cast.add(e.transformUp(TreeRule.<Expression>of(
+          x -> x instanceof Attribute && casts.containsKey(((Attribute) x).exprId()),
+          x -> casts.get(((Attribute) x).exprId()))));
+    }
+    return cast;
   }
 
   /** {@code parsed} analysed and finished over the written columns, in one pass; null when any does not resolve. */

@@ -41,6 +41,8 @@ final class Judgement {
   final long total;
   final long valid;
   final long dropped;
+  /** Block mode: rows a quarantine rule left out of the write (not kept), apart from the dropped ones. */
+  final long quarantined;
   final List<Long> nullCounts = new ArrayList<>();
   final List<Result> results = new ArrayList<>();
   final List<String> reasons = new ArrayList<>();
@@ -61,6 +63,7 @@ final class Judgement {
     total = row.getLong(0);
     valid = row.getLong(write.metricNames.indexOf("valid"));
     dropped = write.drops ? row.getLong(write.metricNames.indexOf("dropped")) : 0L;
+    quarantined = write.quarantines ? row.getLong(write.metricNames.indexOf("quarantined")) : 0L;
     for (int position : write.nullMetric) {
       nullCounts.add(row.getLong(position));
     }

@@ -43,8 +43,9 @@ final class Recorder {
     contract.put("row_outputs", "write");
     contract.put("enforce", w.settings.block ? "block" : "observe");
     contract.put("vetoed", !committed);
-    contract.put("written_rows", committed ? j.total - j.dropped : 0L);
+    contract.put("written_rows", committed ? j.total - j.dropped - j.quarantined : 0L);
     contract.put("dropped_rows", j.dropped);
+    contract.put("quarantined_rows", j.quarantined);
     contract.put("rules", j.ruleFacet());
     contract.put("not_evaluated", new ArrayList<>(w.checks.notSamePass));
     doc.put("contract", contract);
@@ -75,7 +76,9 @@ final class Recorder {
       row.put("failed_count", "rows".equals(r.rule.metric) ? null : r.failed);
       row.put("metric_value", r.metricValue);
       row.put("threshold", r.threshold);
-      row.put("message", r.message);
+      row.put("message", !r.passed && w.quarantinesRowsOf(r.rule)
+          ? r.message + "; those rows were left out of the write (quarantine; the extension keeps no copy)"
+          : r.message);
       out.add(row);
     }
     for (Map<String, Object> skipped : w.checks.notSamePass) {

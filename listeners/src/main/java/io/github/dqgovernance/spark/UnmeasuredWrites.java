@@ -85,8 +85,9 @@ final class UnmeasuredWrites {
       if (target == null) {
         return;
       }
-      Manifest.Entry entry = identity == null ? manifest.match("", target, symlinks)
-          : manifest.match(identity[0], identity[1], symlinks);
+      String[] current = EnforceWrites.current(session);
+      Manifest.Entry entry = identity == null ? manifest.match("", target, symlinks, current)
+          : manifest.match(identity[0], identity[1], symlinks, current);
       if (entry != null) {
         EnforceSettings.warnOnce("contract " + entry.contractName + ": " + kind + " (" + target + ", " + writer
             + ") are not measured by this release; they proceed ungoverned");

@@ -57,6 +57,27 @@ class MatchingTest {
   }
 
   @Test
+  void anUnqualifiedTableNamesTheCurrentDatabasesTableOnly() throws ManifestException {
+    Manifest m = manifest(String.join(",", contract("plain", "{\"tables\": [\"orders_t\"]}"),
+        contract("qualified", "{\"tables\": [\"sales.orders_q\"]}")));
+    String[] inDefault = {"spark_catalog", "default"};
+    List<String[]> scratch = List.<String[]>of(new String[] {"table", "spark_catalog.scratch.orders_t"});
+    List<String[]> dflt = List.<String[]>of(new String[] {"table", "spark_catalog.default.orders_t"});
+    assertNull(m.match("file", "/w/scratch.db/orders_t", scratch, inDefault));
+    assertEquals("plain", m.match("file", "/w/orders_t", dflt, inDefault).contractName);
+    assertEquals("plain", m.match("file", "/w/orders_t",
+        List.<String[]>of(new String[] {"table", "default.orders_t"}), inDefault).contractName);
+    assertNull(m.match("file", "/w/orders_t", dflt, new String[] {"spark_catalog", "scratch"}));
+    assertEquals("plain", m.match("file", "/w/scratch.db/orders_t", scratch,
+        new String[] {"spark_catalog", "SCRATCH"}).contractName); // after USE scratch
+    assertNull(m.match("file", "/w/orders_t",
+        List.<String[]>of(new String[] {"table", "other.default.orders_t"}), inDefault)); // another catalog
+    // a qualified contract table names its database whatever the current one is
+    assertEquals("qualified", m.match("file", "/w/sales.db/orders_q",
+        List.<String[]>of(new String[] {"table", "spark_catalog.sales.orders_q"}), inDefault).contractName);
+  }
+
+  @Test
   void aResultRecordedForADirectoryCoversItsFilesButNotItsSiblings() {
     String facet = "{\"_producer\": \"p\", \"_schemaURL\": \"s\", \"assertions\": []}";
     try {
