@@ -94,8 +94,8 @@ def keyed_text(col: Column, dtype: T.DataType) -> Column:
     if not isinstance(dtype, T.TimestampType):
         return col
     epoch = F.lit(_EPOCH_NTZ).cast("timestamp_ntz")
-    return F.timestamp_add("MICROSECOND", F.unix_micros(col), epoch).cast("string")
-
+    # an NTZ epoch plus a day-time interval: no time zone anywhere (Spark 3.5 has no timestamp_add in Python)
+    return (epoch + F.expr("INTERVAL '0.000001' SECOND") * F.unix_micros(col)).cast("string")
 
 
 def hmac_hex(value: Column, ipad: Column, opad: Column) -> Column:
