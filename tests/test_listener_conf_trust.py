@@ -64,6 +64,26 @@ def test_credentials_in_the_url_of_an_openlineage_yml_are_refused_and_never_prin
     assert PASSWORD not in err
 
 
+def test_credentials_in_a_lineage_url_are_refused_where_events_are_sent(tmp_path):
+    """`dqgov check --lineage` / `run(lineage=...)`: the emitter and the session's listener would drop them and send
+    unauthenticated, so they are refused (never echoed); an API key is the way."""
+    from pyspark.sql import SparkSession
+
+    url = f"http://user:{PASSWORD}@host:5000/api/v1/lineage"
+    expected = ("--lineage: credentials in the URL are never sent (OpenLineage's HTTP transport takes an API key); "
+                "set OPENLINEAGE_API_KEY instead")
+    with pytest.raises(ConfigError) as client_error:
+        E.make_client(url)
+    with pytest.raises(ConfigError) as emitter_error:
+        E.build_emitter(url, CONTRACT, run_id="r1", pipeline="p")
+    with pytest.raises(ConfigError) as session_error:
+        S.configure(SparkSession.Builder(), lineage=url, conf={"spark.jars.packages": S.MAVEN_COORDINATES})
+    assert [str(e.value) for e in (client_error, emitter_error, session_error)] == [expected] * 3
+    # without them, the same URL configures as ever
+    assert S.listener_settings(lineage="http://host:5000/api/v1/lineage")[
+        "spark.openlineage.transport.url"] == "http://host:5000"
+
+
 def test_transport_errors_name_transport_and_check_keeps_lineage(capsys, tmp_path):
     code, out, err = _run(capsys, "--transport", "kafka://broker:9092/topic")
     assert (code, out) == (2, "")

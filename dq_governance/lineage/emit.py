@@ -45,6 +45,15 @@ def has_userinfo(url: str) -> bool:
     return "@" in urlsplit(url).netloc
 
 
+def refuse_url_credentials(spec: str | None, flag: str = "--lineage") -> None:
+    """ConfigError (never echoing them) when an http(s) spec carries `user:password@`: the transport keeps only
+    scheme://host:port, so they would be dropped and the events sent unauthenticated."""
+    text = (spec or "").strip()
+    if text.startswith(("http://", "https://")) and has_userinfo(text):
+        raise ConfigError(f"{flag}: credentials in the URL are never sent (OpenLineage's HTTP transport takes an API "
+                          f"key); set {API_KEY_ENV} instead")
+
+
 def split_http_url(url: str) -> tuple[str, str | None]:
     """(scheme://host:port, path or None): the path goes to `endpoint`, never into `url`."""
     parts = urlsplit(url)
@@ -129,6 +138,7 @@ def scrub_message(message: str, identifiers: Iterable[str]) -> str:
 
 def make_client(spec: str | None) -> OpenLineageClient:
     """An OpenLineageClient for the spec (standard sources when the spec does not name a transport)."""
+    refuse_url_credentials(spec)
     transport = transport_config(spec)
     return OpenLineageClient() if transport is None else OpenLineageClient(config={"transport": transport})
 

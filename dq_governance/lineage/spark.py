@@ -95,6 +95,8 @@ def transport_settings(lineage: str | None, *, secrets: bool = True, flag: str =
     (`user:password@`) is refused: dropped they would leave a config that cannot authenticate, printed they
     would leak. `flag` is the option the spec came from, named in errors.
     """
+    if secrets:  # a session's listener: dropped credentials would send its events unauthenticated
+        emit.refuse_url_credentials(lineage, flag)
     transport = emit.transport_config(lineage, flag=flag)
     if transport is None:
         return {}
