@@ -37,6 +37,16 @@ def _contract(work: Path, name: str, *, path: str | None = None, table: str | No
     return target
 
 
+def require_extension(why: str = "") -> None:
+    """Skip on Spark 3.5 (the session extension runs on Spark 4.0); fail when the jars are not built."""
+    import pytest
+
+    if not pyspark.__version__.startswith("4."):
+        pytest.skip("the session extension runs on Spark 4.0" + (f" ({why})" if why else ""))
+    if find_listener_jar() is None or find_extension_jar() is None:
+        pytest.fail("listener jars missing: run `make listener-jar listener`")
+
+
 def _dqgov(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     proc = subprocess.run([str(DQGOV), *args], cwd=cwd, env=_env(), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -19,9 +19,8 @@ import yaml
 
 from dq_governance.api import check
 from dq_governance.lineage.enrich import find_extension_jar
-from dq_governance.lineage.spark import find_listener_jar
 from dq_governance.publish.report import read_history
-from enforce_helpers import _contract, _dqgov, _env, _events, _flags, _governed_outputs, _tree_digest
+from enforce_helpers import _contract, _dqgov, _env, _events, _flags, _governed_outputs, _tree_digest, require_extension
 from lineage_schema import _validator
 
 REPO = Path(__file__).resolve().parent.parent
@@ -118,10 +117,7 @@ ANSI_RAISING = {"type": "expression", "name": "status_is_a_positive_number", "ex
 
 @pytest.fixture(scope="module")
 def work(tmp_path_factory):
-    if not SPARK_40:
-        pytest.skip("the session extension runs on Spark 4.0 (test_extension_on_spark_35_logs_one_line_and_steps_aside)")
-    if find_listener_jar() is None or find_extension_jar() is None:
-        pytest.fail("listener jars missing: run `make listener-jar listener`")
+    require_extension("test_extension_on_spark_35_logs_one_line_and_steps_aside")
     work = tmp_path_factory.mktemp("enforce")
     (work / "parity.csv").write_text(PARITY_CSV, encoding="utf-8")
     (work / "good.csv").write_text("\n".join(SEED.read_text().splitlines()[:3]) + "\n")

@@ -8,22 +8,17 @@ import json
 import subprocess
 from pathlib import Path
 
-import pyspark
 import pytest
 import yaml
 
 from dq_governance.lineage import facets as F
 from dq_governance.lineage import manifest as M
-from dq_governance.lineage.enrich import find_extension_jar
-from dq_governance.lineage.spark import find_listener_jar
 from dq_governance.publish.report import read_history
-from enforce_helpers import _contract, _dqgov, _env, _events, _flags, _governed_outputs
+from enforce_helpers import SPARK_HOME, _contract, _dqgov, _env, _events, _flags, _governed_outputs, require_extension
 
 REPO = Path(__file__).resolve().parent.parent
 SEED = REPO / "examples" / "data" / "orders.csv"
-SPARK_HOME = Path(pyspark.__file__).resolve().parent
 FIXTURES = REPO / "listeners" / "src" / "test" / "resources" / "manifests"
-SPARK_40 = pyspark.__version__.startswith("4.")
 
 JOB = '''
 import sys
@@ -83,10 +78,7 @@ STATUS_KNOWN = {"type": "allowed_values", "name": "status_known", "column": "sta
 
 @pytest.fixture(scope="module")
 def work(tmp_path_factory):
-    if not SPARK_40:
-        pytest.skip("the session extension runs on Spark 4.0")
-    if find_listener_jar() is None or find_extension_jar() is None:
-        pytest.fail("listener jars missing: run `make listener-jar listener`")
+    require_extension()
     work = tmp_path_factory.mktemp("trust")
     (work / "trust_job.py").write_text(JOB.replace("{seed}", str(SEED)))
     contracts = [

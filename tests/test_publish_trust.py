@@ -112,35 +112,23 @@ def test_a_masked_merge_key_is_refused_before_any_spark_work(spark, tmp_path, mo
 
 
 @pytest.mark.spark
-def test_a_merge_key_its_keyed_mask_turns_null_blocks_the_run(spark, tmp_path, monkeypatch):
-    """hmac maps a blank value to null: the null-key guard counts the keys as they would be published."""
+@pytest.mark.parametrize("emails,reason", [
+    # hmac maps a blank value to null: the null-key guard counts the keys as they would be published
+    (["a@x.com", "   "], "merge keys (email) are null in 1 row(s); a Delta MERGE matches no null key, so every retry "
+                         "of the run would insert those rows again"),
+    # distinct as read (the unique guard passes), one once hmac trims them: blocked, not left to Delta's error
+    (["a@x.com", " a@x.com", "b@x.com"], "merge keys (email) collide once masked: 2 row(s) share a masked key with "
+     "another row (hmac and tokenize hash the trimmed value, normalised per `format`); a Delta MERGE would fail with "
+     "'multiple source rows matched'"),
+])
+def test_merge_keys_as_their_keyed_mask_publishes_them_block_the_run(spark, tmp_path, monkeypatch, emails, reason):
     monkeypatch.setenv("DQGOV_MASKING_KEY", "trust-test-masking-key-0123456789abcdef")
-    df = spark.createDataFrame([("a@x.com", 1), ("   ", 2)], "email string, v long")
+    df = spark.createDataFrame([(email, i) for i, email in enumerate(emails)], "email string, v long")
     with pytest.raises(GateFailedError) as caught:
         dq_governance.run(df, _people("hmac"), target=str(tmp_path / "t"), format="delta", mode="merge",
                           merge_keys=["email"], run_id="m2", lineage=None)
     result = caught.value.result
-    assert result.gate.reasons == [
-        "merge keys (email) are null in 1 row(s); a Delta MERGE matches no null key, so every retry of the run "
-        "would insert those rows again"]
-    assert (result.published, result.outputs) == (False, [])
-    assert list(tmp_path.iterdir()) == []
-
-
-@pytest.mark.spark
-def test_merge_keys_its_keyed_mask_makes_one_block_the_run(spark, tmp_path, monkeypatch):
-    """Distinct keys as read (the unique guard passes) that hmac's normalising (trim) makes one: blocked, not
-    handed to a MERGE that would fail with Delta's own error."""
-    monkeypatch.setenv("DQGOV_MASKING_KEY", "trust-test-masking-key-0123456789abcdef")
-    df = spark.createDataFrame([("a@x.com", 1), (" a@x.com", 2), ("b@x.com", 3)], "email string, v long")
-    with pytest.raises(GateFailedError) as caught:
-        dq_governance.run(df, _people("hmac"), target=str(tmp_path / "t"), format="delta", mode="merge",
-                          merge_keys=["email"], run_id="m3", lineage=None)
-    result = caught.value.result
-    assert result.gate.reasons == [
-        "merge keys (email) collide once masked: 2 row(s) share a masked key with another row (hmac and tokenize "
-        "hash the trimmed value, normalised per `format`); a Delta MERGE would fail with 'multiple source rows "
-        "matched'"]
+    assert result.gate.reasons == [reason]
     assert (result.published, result.outputs) == (False, [])
     assert list(tmp_path.iterdir()) == []
 
