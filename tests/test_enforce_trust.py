@@ -90,6 +90,8 @@ def work(tmp_path_factory):
         # a warn policy: only the rule of action quarantine leaves rows out
         _with(_contract(work, "q_warn", path=str(work / "q_warn")),
               quality={"on_failure": "warn", "minimum_valid_ratio": None}, rules=[STATUS_KNOWN]),
+        # block_publication (orders.yaml's policy) whose minimum_valid_ratio passes: the rows it routes stay out
+        _with(_contract(work, "bp_orders", path=str(work / "bp_orders")), quality={"minimum_valid_ratio": 0.4}),
         _contract(work, "orders_t", table="orders_t"),
     ]  # quality None: the key is left out
     _dqgov("manifest", *map(str, contracts), "-o", str(work / "manifest.json"), cwd=work)
@@ -186,6 +188,30 @@ def test_block_mode_leaves_every_row_the_default_quarantine_policy_routes_out_of
         (True, 7, 3, 4)}
 
 
+@pytest.mark.spark
+def test_block_mode_leaves_out_the_rows_block_publication_routes_when_its_valid_ratio_passes(spark, work):
+    # the engine publishes the valid rows and quarantines the rest once minimum_valid_ratio (0.4286 >= 0.4)
+    # passes; the extension wrote all seven before
+    written, facet, history = _quarantine_run(spark, work, "bp_orders")
+    assert written == [1, 2, 2]
+    assert (facet["status"], facet["written_rows"], facet["quarantined_rows"], facet["valid_rows"]) == (
+        "warned", 3, 4, 3)
+    assert {(r["published"], r["gate_passed"], r["valid_rows"], r["invalid_rows"]) for r in history} == {
+        (True, True, 3, 4)}
+
+
+@pytest.mark.parametrize("quality, routed", [
+    ({"on_failure": "block_publication", "minimum_valid_ratio": 0.4}, ["status_checked"]),
+    ({"on_failure": "fail", "minimum_valid_ratio": 0.4}, ["status_checked"]),
+    ({"on_failure": "block_publication", "minimum_valid_ratio": None}, []),  # any failing row blocks: none routed
+    ({"on_failure": "warn", "minimum_valid_ratio": 0.4}, []),
+])
+def test_the_manifest_note_names_the_rules_whose_rows_the_policy_routes(quality, routed):
+    rule = {"name": "status_checked", "level": "row", "blocks": True, "metric": None, "action": None}
+    note = M.quarantine_note({"gate": quality, "rules": [rule]})
+    assert (note.split(":", 1)[0] if note else None) == (f"quarantine rules ({', '.join(routed)})" if routed else None)
+
+
 def test_an_unqualified_contract_table_governs_the_current_databases_table_only(work):
     flags = _flags(work, work / "orders_t.yaml", work / "tables.jsonl", "block", work / "manifest.json")
     proc = _submit(work, flags, "tables", "orders_t")
@@ -196,3 +222,6 @@ def test_an_unqualified_contract_table_governs_the_current_databases_table_only(
         "is below minimum_valid_ratio 0.99); 7 row(s) checked, 3 valid; nothing was committed")
     governed = {d["name"] for _e, d in _governed_outputs(_events(work / "tables.jsonl"), "orders_t")}
     assert all("scratch.db" not in name for name in governed) and governed
+    # nor does the transformer give the other database's table the contract's facets (owners, contract)
+    scratch = [d for e in _events(work / "tables.jsonl") for d in e.get("outputs") or [] if "scratch.db" in d["name"]]
+    assert scratch and not any({"dqgov_dataContract", "ownership"} & set(d.get("facets") or {}) for d in scratch)

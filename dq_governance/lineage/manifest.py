@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from dq_governance import __version__
+from dq_governance.checks.gate import BLOCKING_POLICIES
 from dq_governance.checks.report_rows import REPORT_COLUMNS
 from dq_governance.errors import ConfigError
 from dq_governance.lineage import facets as F
@@ -133,10 +134,13 @@ def entry(contract: Any, *, standard: str = "native", location_uri: str | None =
 
 def quarantine_note(checks: dict[str, Any]) -> str | None:
     """What the session extension does with the rows of quarantine rules (it has no quarantine to keep them in)."""
-    policy = checks["gate"]["on_failure"]
+    gate = checks["gate"]
+    # as GovernedWrite.quarantinesRowsOf: fail / block_publication route rows only under minimum_valid_ratio
+    policy_routes = gate["on_failure"] == "quarantine" or (
+        gate["on_failure"] in BLOCKING_POLICIES and gate.get("minimum_valid_ratio") is not None)
     names = [r["name"] for r in checks["rules"]
              if r["level"] == "row" and r["blocks"] and r.get("metric") is None
-             and (r["action"] == "quarantine" or (r["action"] is None and policy == "quarantine"))]
+             and (r["action"] == "quarantine" or (r["action"] is None and policy_routes))]
     if not names:
         return None
     return (f"quarantine rules ({', '.join(names)}): in block mode the session extension leaves their failing rows "

@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * Adds contract facets to the datasets of one event: each dataset gets its own contract's facets only.
@@ -16,6 +17,9 @@ import java.util.Set;
  * <p>Existing facets are copied as they are; ownership and tags are merged (ours appended when absent),
  * documentation is added only when the dataset has none. An event with no governed dataset is returned
  * as the same instance.
+ *
+ * <p>An unqualified contract table ({@code orders}) names the current database's table only, as the session
+ * extension and the Python engine read it: the session's current {catalog, database} is read once per event.
  */
 final class Enricher {
   static final String CONTRACT_FACET = "dqgov_dataContract";
@@ -27,6 +31,8 @@ final class Enricher {
   private static final int STARTED_LIMIT = 1000;
   private final Manifest manifest;
   private final OpenLineage ol;
+  /** The session's current {catalog, database}, or null when unknown (then such a table matches in any database). */
+  private final Supplier<String[]> currentDatabase;
   /** Governed outputs of runs whose START has passed, by run id, until their COMPLETE or FAIL (bounded). */
   private final Map<String, Started> started = Collections.synchronizedMap(
       new LinkedHashMap<String, Started>(16, 0.75f, false) {
@@ -45,24 +51,27 @@ final class Enricher {
     }
   }
 
-  Enricher(Manifest manifest) {
+  Enricher(Manifest manifest, Supplier<String[]> currentDatabase) {
     this.manifest = manifest;
     this.ol = new OpenLineage(manifest.producer);
+    this.currentDatabase = currentDatabase;
   }
 
   OpenLineage.RunEvent enrich(OpenLineage.RunEvent event) {
     List<OpenLineage.InputDataset> inputs = event.getInputs();
     List<OpenLineage.OutputDataset> outputs = event.getOutputs();
-    rememberStart(event);
     List<OpenLineage.OutputDataset> restored = restoredOutputs(event);
     if (restored != null) {
       outputs = restored;
     }
+    boolean noDatasets = (inputs == null || inputs.isEmpty()) && (outputs == null || outputs.isEmpty());
+    String[] current = noDatasets ? null : currentDatabase.get();
+    rememberStart(event, current);
     List<OpenLineage.InputDataset> newInputs = null;
     List<OpenLineage.OutputDataset> newOutputs = null;
     for (int i = 0; inputs != null && i < inputs.size(); i++) {
       OpenLineage.InputDataset before = inputs.get(i);
-      OpenLineage.InputDataset after = before == null ? null : input(before);
+      OpenLineage.InputDataset after = before == null ? null : input(before, current);
       if (after != before) {
         newInputs = newInputs == null ? new ArrayList<>(inputs) : newInputs;
         newInputs.set(i, after);
@@ -70,7 +79,7 @@ final class Enricher {
     }
     for (int i = 0; outputs != null && i < outputs.size(); i++) {
       OpenLineage.OutputDataset before = outputs.get(i);
-      OpenLineage.OutputDataset after = before == null ? null : output(before, event.getEventType());
+      OpenLineage.OutputDataset after = before == null ? null : output(before, event.getEventType(), current);
       if (after != before) {
         newOutputs = newOutputs == null ? new ArrayList<>(outputs) : newOutputs;
         newOutputs.set(i, after);
@@ -94,14 +103,15 @@ final class Enricher {
   }
 
   /** A START's governed outputs, kept until the run's COMPLETE or FAIL (see restoredOutputs). */
-  private void rememberStart(OpenLineage.RunEvent event) {
+  private void rememberStart(OpenLineage.RunEvent event, String[] current) {
     if (event.getEventType() != OpenLineage.RunEvent.EventType.START || event.getRun() == null
         || event.getOutputs() == null) {
       return;
     }
     List<OpenLineage.OutputDataset> governed = new ArrayList<>();
     for (OpenLineage.OutputDataset d : event.getOutputs()) {
-      if (d != null && manifest.match(d.getNamespace(), d.getName(), Facets.symlinks(d.getFacets())) != null) {
+      if (d != null
+          && manifest.match(d.getNamespace(), d.getName(), Facets.symlinks(d.getFacets()), current) != null) {
         governed.add(d);
       }
     }
@@ -149,9 +159,9 @@ final class Enricher {
     return false;
   }
 
-  private OpenLineage.InputDataset input(OpenLineage.InputDataset dataset) {
+  private OpenLineage.InputDataset input(OpenLineage.InputDataset dataset, String[] current) {
     List<String[]> links = Facets.symlinks(dataset.getFacets());
-    Manifest.Entry entry = manifest.match(dataset.getNamespace(), dataset.getName(), links);
+    Manifest.Entry entry = manifest.match(dataset.getNamespace(), dataset.getName(), links, current);
     QualityRegistry.Recorded recorded = QualityRegistry.lookup(dataset.getNamespace(), dataset.getName(), links);
     if (entry == null && recorded == null) {
       return dataset;
@@ -168,9 +178,10 @@ final class Enricher {
         datasetFacets(dataset.getFacets(), entry, recorded), inputFacets);
   }
 
-  private OpenLineage.OutputDataset output(OpenLineage.OutputDataset dataset, OpenLineage.RunEvent.EventType type) {
+  private OpenLineage.OutputDataset output(
+      OpenLineage.OutputDataset dataset, OpenLineage.RunEvent.EventType type, String[] current) {
     List<String[]> links = Facets.symlinks(dataset.getFacets());
-    Manifest.Entry entry = manifest.match(dataset.getNamespace(), dataset.getName(), links);
+    Manifest.Entry entry = manifest.match(dataset.getNamespace(), dataset.getName(), links, current);
     QualityRegistry.Recorded recorded = QualityRegistry.lookup(dataset.getNamespace(), dataset.getName(), links);
     if (recorded != null && recorded.ended && type != OpenLineage.RunEvent.EventType.COMPLETE
         && type != OpenLineage.RunEvent.EventType.FAIL) {

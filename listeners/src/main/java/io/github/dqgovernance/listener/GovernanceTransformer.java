@@ -2,9 +2,13 @@ package io.github.dqgovernance.listener;
 
 import io.openlineage.client.OpenLineage;
 import io.openlineage.client.transports.EventTransformer;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
 import java.nio.file.Paths;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -18,6 +22,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Safety: it never throws into the listener. A missing or bad manifest logs one line at start-up and
  * every event then passes through unchanged; an error on one event logs one line and passes that event.
+ * A session current database that cannot be read logs one line once; an unqualified contract table then
+ * matches that table in any database.
  */
 public final class GovernanceTransformer implements EventTransformer {
   public static final String MANIFEST_PROPERTY = "manifest";
@@ -25,6 +31,9 @@ public final class GovernanceTransformer implements EventTransformer {
 
   private final Consumer<String> warn;
   private final Consumer<String> info;
+  /** The session's current {catalog, database} (null: no session); may throw. */
+  private final Supplier<String[]> sessionDatabase;
+  private final AtomicBoolean sessionDatabaseWarned = new AtomicBoolean();
   private volatile Enricher enricher; // null = pass-through
 
   /** The constructor the transform transport calls (logs through SLF4J). */
@@ -33,12 +42,18 @@ public final class GovernanceTransformer implements EventTransformer {
   }
 
   private GovernanceTransformer(Logger log) {
-    this(log::warn, log::info);
+    this(log::warn, log::info, GovernanceTransformer::sparkCurrentDatabase);
   }
 
+  /** Outside a Spark application (tests, benchmarks): no session, so no current database. */
   GovernanceTransformer(Consumer<String> warn, Consumer<String> info) {
+    this(warn, info, () -> null);
+  }
+
+  GovernanceTransformer(Consumer<String> warn, Consumer<String> info, Supplier<String[]> sessionDatabase) {
     this.warn = warn;
     this.info = info;
+    this.sessionDatabase = sessionDatabase;
   }
 
   @Override
@@ -52,7 +67,7 @@ public final class GovernanceTransformer implements EventTransformer {
         return;
       }
       Manifest manifest = Manifest.load(Paths.get(path));
-      enricher = new Enricher(manifest);
+      enricher = new Enricher(manifest, this::currentDatabase);
       info.accept(PREFIX + "manifest " + path + " loaded (" + manifest.entries.size() + " contracts)");
     } catch (ManifestException e) {
       warn.accept(PREFIX + e.getMessage() + "; passing events through unchanged");
@@ -90,6 +105,69 @@ public final class GovernanceTransformer implements EventTransformer {
   @Override
   public OpenLineage.JobEvent transform(OpenLineage.JobEvent event) {
     return event; // no datasets with runs to govern
+  }
+
+  /**
+   * The session's current {catalog, database} for matching an unqualified contract table; null (match it in any
+   * database, as before the session's database was known) when there is no session or it cannot be read, which
+   * is said once. Never throws: the event must not fail over it.
+   */
+  private String[] currentDatabase() {
+    try {
+      String[] current = sessionDatabase.get();
+      if (current != null && (current.length != 2 || current[0] == null || current[1] == null)) {
+        throw new IllegalStateException("not a {catalog, database} pair");
+      }
+      return current;
+    } catch (RuntimeException | LinkageError e) {
+      if (sessionDatabaseWarned.compareAndSet(false, true)) {
+        warn.accept(PREFIX + "cannot read the session's current database (" + e.getClass().getSimpleName() + ": "
+            + firstLine(e.getMessage()) + "); an unqualified contract table matches that table in any database");
+      }
+      return null;
+    }
+  }
+
+  /**
+   * The current catalog and database of the application's active (else default) SparkSession, read as the
+   * session extension reads them ({@code EnforceWrites.current}); null without a session. By reflection, on the
+   * declared types: the listener runs on Spark 3.5 (SparkSession) and 4.0 (classic.SparkSession) alike.
+   */
+  static String[] sparkCurrentDatabase() {
+    try {
+      Class<?> sessions = Class.forName("org.apache.spark.sql.SparkSession");
+      Object session = orNull(sessions.getMethod("getActiveSession").invoke(null));
+      if (session == null) {
+        session = orNull(sessions.getMethod("getDefaultSession").invoke(null));
+      }
+      if (session == null) {
+        return null;
+      }
+      Method sessionState = session.getClass().getMethod("sessionState");
+      Object state = sessionState.invoke(session);
+      Method catalogManager = sessionState.getReturnType().getMethod("catalogManager");
+      Object catalogs = catalogManager.invoke(state);
+      Method currentCatalog = catalogManager.getReturnType().getMethod("currentCatalog");
+      Object plugin = currentCatalog.invoke(catalogs);
+      String catalog = (String) currentCatalog.getReturnType().getMethod("name").invoke(plugin);
+      String[] namespace = (String[]) catalogManager.getReturnType().getMethod("currentNamespace").invoke(catalogs);
+      if (namespace.length > 0) {
+        return new String[] {catalog, namespace[namespace.length - 1]};
+      }
+      Method sessionCatalog = sessionState.getReturnType().getMethod("catalog");
+      return new String[] {catalog,
+          (String) sessionCatalog.getReturnType().getMethod("getCurrentDatabase").invoke(sessionCatalog.invoke(state))};
+    } catch (InvocationTargetException e) {
+      throw new IllegalStateException(String.valueOf(e.getCause()), e.getCause());
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException(e.toString(), e);
+    }
+  }
+
+  /** The value of a scala.Option, or null when empty. */
+  private static Object orNull(Object option) throws ReflectiveOperationException {
+    Class<?> options = Class.forName("scala.Option");
+    return (Boolean) options.getMethod("isEmpty").invoke(option) ? null : options.getMethod("get").invoke(option);
   }
 
   private static String runId(OpenLineage.RunEvent event) {

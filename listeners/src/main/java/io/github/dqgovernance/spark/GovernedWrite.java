@@ -163,12 +163,22 @@ final class GovernedWrite {
 
   /**
    * Whether block mode leaves this rule's failing rows out of the write: a row rule whose failure makes the row
-   * invalid, with {@code action: quarantine} or no action under {@code on_failure: quarantine}. The extension keeps
-   * no copy of those rows (the source still has them); observe mode only counts them.
+   * invalid, with {@code action: quarantine}, or with no action where the contract's policy routes its rows rather
+   * than blocking on them (Python: publish/policy.py DEFAULT_ACTION and checks/gate.py). The extension keeps no copy
+   * of those rows (the source still has them); observe mode only counts them.
    */
   boolean quarantinesRowsOf(CompiledChecks.Rule rule) {
     return settings.block && rule.blocks && "row".equals(rule.level) && rule.metric == null
-        && ("quarantine".equals(rule.action) || (rule.action == null && "quarantine".equals(checks.onFailure)));
+        && ("quarantine".equals(rule.action) || (rule.action == null && policyRoutesRows()));
+  }
+
+  /**
+   * {@code on_failure: quarantine} routes a failing row; so do {@code fail} and {@code block_publication} when the
+   * gate is {@code minimum_valid_ratio} (without it any failing row blocks the write, so there is nothing to route).
+   */
+  private boolean policyRoutesRows() {
+    return "quarantine".equals(checks.onFailure)
+        || (Judgement.BLOCKING_POLICIES.contains(checks.onFailure) && checks.minimumValidRatio != null);
   }
 
   /** Whether a failing row of this rule is kept out of the written rows (drop, or quarantine in block mode). */

@@ -23,6 +23,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -155,6 +156,69 @@ class GovernanceTransformerTest {
         dataset(after, "inputs", "/examples/data/customers.csv"));
     assertSame(event.getInputs().get(0), transformed.getInputs().get(0));
     assertEquals(List.of(), warnings);
+  }
+
+  /** table_write.json (a COMPLETE writing default.crm_customers) with its output table named {@code table}. */
+  private static OpenLineage.RunEvent tableWrite(String table) {
+    String path = table.endsWith("default.crm_customers") ? "/tmp/dqgov-listener-fixtures/warehouse/crm_customers"
+        : "/tmp/dqgov-listener-fixtures/warehouse/scratch.db/crm_customers";
+    return OpenLineageClientUtils.runEventFromJson(Support.resource("events/table_write.json")
+        .replace("\"name\": \"default.crm_customers\"", "\"name\": \"" + table + "\"")
+        .replace("\"name\": \"/tmp/dqgov-listener-fixtures/warehouse/crm_customers\"", "\"name\": \"" + path + "\""));
+  }
+
+  @Test
+  void anUnqualifiedContractTableGovernsTheSessionsCurrentDatabasesTableOnly() {
+    // The manifest's `customers` contract names the unqualified table crm_customers.
+    List<String> warnings = Support.newList();
+    GovernanceTransformer inDefault = Support.transformer(warnings, () -> new String[] {"spark_catalog", "default"});
+    for (String table : List.of("scratch.crm_customers", "spark_catalog.scratch.crm_customers",
+        "other_catalog.default.crm_customers")) {
+      OpenLineage.RunEvent event = tableWrite(table);
+      OpenLineage.RunEvent transformed = inDefault.transform(event);
+      assertSame(event, transformed, table); // no dataset governed: not one facet of `customers`
+      Map<String, Object> facets = map(dataset(json(transformed), "outputs", "/crm_customers"), "facets");
+      for (String facet : OUR_FACETS) {
+        assertFalse(facets.containsKey(facet), table + ": " + facet);
+      }
+    }
+    for (String table : List.of("default.crm_customers", "spark_catalog.default.crm_customers")) {
+      Map<String, Object> out = dataset(json(inDefault.transform(tableWrite(table))), "outputs", "/crm_customers");
+      assertEquals("customers", map(out, "facets", "dqgov_dataContract").get("name"), table);
+      assertEquals(List.of("team:crm"), owners(out), table);
+      assertEquals(Set.of(List.of("pii", "true", "cpf")), tags(out), table);
+      assertEquals("CRM customers", map(out, "facets", "documentation").get("description"), table);
+    }
+    // after USE scratch, scratch's table is the one governed
+    GovernanceTransformer inScratch = Support.transformer(warnings, () -> new String[] {"spark_catalog", "scratch"});
+    assertEquals("customers", map(dataset(json(inScratch.transform(tableWrite("scratch.crm_customers"))),
+        "outputs", "/crm_customers"), "facets", "dqgov_dataContract").get("name"));
+    OpenLineage.RunEvent defaultWrite = tableWrite("default.crm_customers");
+    assertSame(defaultWrite, inScratch.transform(defaultWrite));
+    assertEquals(List.of(), warnings);
+  }
+
+  @Test
+  void anUnreadableCurrentDatabaseMatchesTheTableInAnyDatabaseAndIsSaidOnce() {
+    Map<String, Supplier<String[]>> failures = new LinkedHashMap<>();
+    failures.put("IllegalStateException: no session state", () -> {
+      throw new IllegalStateException("no session state\nat line two");
+    });
+    failures.put("NoClassDefFoundError: org/apache/spark/sql/SparkSession", () -> {
+      throw new NoClassDefFoundError("org/apache/spark/sql/SparkSession");
+    });
+    failures.put("IllegalStateException: not a {catalog, database} pair", () -> new String[] {"spark_catalog", null});
+    for (Map.Entry<String, Supplier<String[]>> failure : failures.entrySet()) {
+      List<String> warnings = Support.newList();
+      GovernanceTransformer t = Support.transformer(warnings, failure.getValue());
+      for (String table : List.of("scratch.crm_customers", "default.crm_customers", "scratch.crm_customers")) {
+        Map<String, Object> out = dataset(json(t.transform(tableWrite(table))), "outputs", "/crm_customers");
+        assertEquals("customers", map(out, "facets", "dqgov_dataContract").get("name"), table);
+        assertEquals(List.of("team:crm"), owners(out), table);
+      }
+      assertEquals(List.of("dq-governance listener: cannot read the session's current database (" + failure.getKey()
+          + "); an unqualified contract table matches that table in any database"), warnings);
+    }
   }
 
   @Test

@@ -12,6 +12,7 @@ import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /** Test helpers: recorded listener events, the test manifest, and events as plain JSON maps. */
 final class Support {
@@ -82,13 +83,22 @@ final class Support {
 
   /** A transformer initialised with a manifest; warnings and info lines land in the given lists. */
   static GovernanceTransformer transformer(String manifest, List<String> warnings) {
-    GovernanceTransformer t = new GovernanceTransformer(warnings::add, line -> {});
-    t.initialize(manifest == null ? Map.of() : Map.of(GovernanceTransformer.MANIFEST_PROPERTY, manifest));
-    return t;
+    return initialized(new GovernanceTransformer(warnings::add, line -> {}), manifest);
   }
 
   static GovernanceTransformer transformer(List<String> warnings) {
     return transformer(resourcePath("manifests/governance.json").toString(), warnings);
+  }
+
+  /** A transformer on the test manifest whose session's current {catalog, database} is {@code currentDatabase}. */
+  static GovernanceTransformer transformer(List<String> warnings, Supplier<String[]> currentDatabase) {
+    return initialized(new GovernanceTransformer(warnings::add, line -> {}, currentDatabase),
+        resourcePath("manifests/governance.json").toString());
+  }
+
+  private static GovernanceTransformer initialized(GovernanceTransformer t, String manifest) {
+    t.initialize(manifest == null ? Map.of() : Map.of(GovernanceTransformer.MANIFEST_PROPERTY, manifest));
+    return t;
   }
 
   static List<String> newList() {
