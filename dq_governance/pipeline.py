@@ -58,7 +58,7 @@ class Run:
     emitter: Any = None
     raise_on_block: bool = True
     # produced by the stages
-    quarantined_before: set[tuple[Any, ...]] | None = None  # (pipeline, disposition) the run's partition held
+    quarantined_before: set[tuple[Any, ...]] | None = None  # (pipeline, contract, disposition) its partition held
     published_before: bool | None = None  # an earlier attempt of the run published (`_published_before`)
     volume_history: dict[str, list[int]] | None = None  # volume rule name -> its earlier counts
     previous_schema: dict[str, str] | None = None
@@ -80,8 +80,8 @@ class Run:
 
 def precheck(run: Run) -> None:
     """Refusals before the check pass: an output Spark could not create (`writer.check_destination`); a merge key
-    masked so that keys collide; a quarantine partition for this run id holding another pipeline's rows (read
-    once: `stage` uses it too)."""
+    masked so that keys collide; a quarantine partition for this run id holding another pipeline's or another
+    contract's rows (read once: `stage` uses it too)."""
     from dq_governance.publish import policy
     from dq_governance.publish.writer import Output, check_destination
 
@@ -94,11 +94,17 @@ def precheck(run: Run) -> None:
     if run.quarantine is None or not run.outputs:
         return
     run.quarantined_before = _run_partition(run)
-    others = sorted({str(pipeline) for pipeline, _ in run.quarantined_before if pipeline != run.pipeline})
+    others = sorted({str(pipeline) for pipeline, _, _ in run.quarantined_before if pipeline != run.pipeline})
     if others:
         raise ConfigError(f"quarantine {run.quarantine.location}: run id {run.run_id} already holds rows of pipeline "
                           f"{others[0]}, which this run of {run.pipeline} would delete; give each pipeline its own "
                           "run id or quarantine")
+    # one orchestrator run id shared by a pipeline's contracts: each needs its own quarantine
+    others = sorted({str(contract) for _, contract, _ in run.quarantined_before if contract != run.contract.name})
+    if others:
+        raise ConfigError(f"quarantine {run.quarantine.location}: run id {run.run_id} already holds rows of contract "
+                          f"{others[0]}, which this run of contract {run.contract.name} would delete; give each "
+                          "contract its own quarantine")
 
 
 def read_history(run: Run) -> None:
@@ -192,7 +198,7 @@ def verify(run: Run) -> None:
     """Conservation: the staged rows are exactly the rows the check routed to each output; and each target
     takes the staged schema (an append's schema check, Delta's schema enforcement), before anything is promoted."""
     from dq_governance.publish import policy
-    from dq_governance.publish.writer import check_promotable
+    from dq_governance.publish.writer import check_promotable, writing
 
     assert run.result is not None
     valid_rows, quarantined_rows = policy.conservation_counts(run.result)
@@ -200,8 +206,9 @@ def verify(run: Run) -> None:
     try:
         for kind, item in run.staged.items():
             policy.check_staged(kind, item.rows, expected[kind], run.run_id)
-        for item in run.staged.values():
-            check_promotable(item)
+        for kind, item in run.staged.items():
+            with writing(kind, item.output.location):  # reading the target's schema can fail (a corrupt file)
+                check_promotable(item)
     except Exception:
         discard(run)
         raise
@@ -425,13 +432,14 @@ def _published_with_errors(routing: Any) -> int:
 
 
 def _run_partition(run: Run) -> set[tuple[Any, ...]]:
-    """(pipeline, disposition) of the rows the quarantine holds for the run id (its partition alone is read)."""
-    from dq_governance.publish.policy import DISPOSITION_COL, PIPELINE_COL
+    """(pipeline, contract, disposition) of the rows the quarantine holds for the run id (its partition alone is
+    read)."""
+    from dq_governance.publish.policy import CONTRACT_COL, DISPOSITION_COL, PIPELINE_COL
     from dq_governance.publish.writer import partition_rows
 
     assert run.quarantine is not None
     spark = run.df.sparkSession
-    return partition_rows(spark, run.quarantine, run.run_id, [PIPELINE_COL, DISPOSITION_COL])
+    return partition_rows(spark, run.quarantine, run.run_id, [PIPELINE_COL, CONTRACT_COL, DISPOSITION_COL])
 
 
 def _published_before(run: Run) -> bool:
@@ -441,12 +449,13 @@ def _published_before(run: Run) -> bool:
         found = False
         if run.quarantine is not None:
             before = run.quarantined_before if run.quarantined_before is not None else _run_partition(run)
-            found = any(pipeline == run.pipeline and disposition != "blocked" for pipeline, disposition in before)
+            found = any((pipeline, contract) == (run.pipeline, run.contract.name) and disposition != "blocked"
+                        for pipeline, contract, disposition in before)
         if not found and run.report:
             from dq_governance.publish.report import run_published
 
             found = run_published(run.df.sparkSession, run.report, pipeline=run.pipeline, run_id=run.run_id,
-                                  format=run.report_format)
+                                  contract=run.contract.name, format=run.report_format)
         run.published_before = found
     return run.published_before
 

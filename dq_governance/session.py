@@ -353,11 +353,20 @@ def _reachable(url: str, timeout: float = 10.0) -> None:
 
 def first_line(exc: BaseException) -> str:
     """The first line of an exception's text, else its type name; for a py4j error (`An error occurred while
-    calling o12.parquet.`), the Java exception's line that follows."""
+    calling o12.parquet.`), the Java exception's line that follows; for a failed job (`Job aborted due to stage
+    failure: ... Exception thrown in awaitResult:`), the root cause's line (the last `Caused by:`)."""
     lines = str(exc).strip().splitlines()
     if len(lines) > 1 and lines[0].startswith("An error occurred while calling") and lines[1].startswith(":"):
-        return lines[1][1:].strip()
-    return lines[0] if lines else type(exc).__name__
+        line = lines[1][1:].strip()
+    else:
+        line = lines[0] if lines else type(exc).__name__
+    if "Job aborted due to stage failure" in line:
+        causes = [text.strip()[len(_CAUSED_BY):] for text in lines if text.strip().startswith(_CAUSED_BY)]
+        return causes[-1] if causes else line
+    return line
+
+
+_CAUSED_BY = "Caused by: "
 
 
 _once_lock = threading.Lock()

@@ -198,6 +198,34 @@ def fixes() -> dict:
         out["new_column_retry_quarantine"] = delta_rows(q, "_dq_run_id", "v", "w")
 
     section(new_column)
+
+    # 6. one orchestrator run id shared by two contracts of a pipeline (a Delta report): each keeps its rows
+    def shared_run_id() -> None:
+        where = f"{work}/fix_shared"
+        history = f"{where}/report"
+        strict = Contract.model_validate({
+            "contract": {"name": "strict", "version": "1.0.0"}, "dataset": {"name": "strict"},
+            "schema": {"fields": required_id},
+            "quality": {"on_failure": "block_publication", "minimum_valid_ratio": 0.9}})
+        shared = {"report": history, "report_format": "delta", "run_id": "nightly-1", "pipeline": "nightly",
+                  "lineage": None}
+        dq_governance.run(frame([("1", "a"), ("2", "b")]), contract, target=f"{where}/items", quarantine=f"{where}/q",
+                          **shared)
+        blocked = dq_governance.run(frame([("1", "a"), (None, "x")]), strict, target=f"{where}/strict",
+                                    quarantine=f"{where}/sq", raise_on_block=False, **shared)
+        dq_governance.run(frame([("1", "a"), ("2", "b")]), contract, target=f"{where}/items", quarantine=f"{where}/q",
+                          **shared)  # the first contract's retry
+        rows = read_history(history, spark=spark, format="delta").collect()
+        out["shared_run_id"] = {
+            "blocked_published": blocked.published,
+            "history": sorted({(r["contract"], r["published"]) for r in rows}),
+            "rows_per_contract": {c: sum(1 for r in rows if r["contract"] == c) for c in ("items", "strict")},
+            "strict_quarantine": delta_rows(f"{where}/sq", "v", "_dq_disposition")
+            if writer.is_delta_table(spark, f"{where}/sq") else
+            sorted([r["v"], r["_dq_disposition"]] for r in spark.read.parquet(f"{where}/sq").collect()),
+        }
+
+    section(shared_run_id)
     return out
 
 

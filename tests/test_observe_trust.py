@@ -77,10 +77,23 @@ def test_volume_flags_are_per_pipeline_and_run_id(tmp_path):
     summaries = runs(read_history_rows(write_history(tmp_path / "report", _shared_run_id_history())))
     flags = volume_flags(summaries)
     assert len(flags) == 12
-    assert [flags[("orders", run_id)] for run_id in SHARED_IDS] == [None] * 5 + [True]
-    assert [flags[("customers", run_id)] for run_id in SHARED_IDS] == [None] * 5 + [False]
+    assert [flags[("orders", run_id, "orders")] for run_id in SHARED_IDS] == [None] * 5 + [True]
+    assert [flags[("customers", run_id, "customers")] for run_id in SHARED_IDS] == [None] * 5 + [False]
     found = {i.key: i for i in indicators(summaries)}["volume_anomaly"]
     assert (found.latest, found.overall, found.numerator, found.denominator) == (0.5, 0.5, 1.0, 2.0)
+
+
+def test_two_contracts_of_one_pipeline_under_one_run_id_are_two_runs(tmp_path):
+    # an orchestrator's run id shared by a pipeline's contracts: each contract's rows are a run of their own
+    rows = []
+    for contract, total, valid in (("orders", 100, 90), ("ledger", 10, 4)):
+        row = _run_row("nightly", "dag-1", datetime(2026, 1, 1, tzinfo=timezone.utc), total, valid, valid == 90,
+                       {"id": "string"}, _rule("id_not_null", "not_null", "row", "completeness", "passed", 0, 0.0))
+        row["contract"] = contract
+        rows.append(row)
+    summaries = runs(read_history_rows(write_history(tmp_path / "report", rows)))
+    assert sorted((r.key, r.total_rows, r.valid_rows, r.gate_passed) for r in summaries) == [
+        (("nightly", "dag-1", "ledger"), 10, 4, False), (("nightly", "dag-1", "orders"), 100, 90, True)]
 
 
 # -- through Spark: what a `dqgov check` run reads before its rules ------------------------------------------

@@ -150,3 +150,17 @@ def test_writing_passes_our_errors_and_non_spark_errors_through_unchanged():
             with writing("target", "t"):
                 raise error
         assert caught.value is error and caught.value.__cause__ is None
+
+
+def test_an_unreadable_target_schema_is_one_line_and_publishes_nothing(spark, tmp_path):
+    # verify reads the parquet target's schema before any promotion: a corrupt file there is Spark's error, once
+    target = tmp_path / "t"
+    target.mkdir()
+    (target / "part-00000.parquet").write_text("not parquet")
+    with pytest.raises(ConfigError) as caught:
+        dq_governance.run(_frame(spark), CONTRACT, target=str(target), mode="append", quarantine=str(tmp_path / "q"),
+                          run_id="r1")
+    message = str(caught.value)
+    assert message.startswith(f"target {target}: writing failed: ") and "\n" not in message
+    assert "part-00000.parquet" in message
+    assert _tree(tmp_path) == ["t", "t/part-00000.parquet"]  # the quarantine was not promoted either

@@ -107,3 +107,13 @@ def test_delta_quarantine_takes_a_new_column_and_a_colon_run_id_retry(fixes):
     assert fixes["new_column_error"] is None
     assert fixes["new_column_quarantine"] == [["2026-01-01T00:00:00Z", "bad2", "w3"], ["b1", "bad", None]]
     assert fixes["new_column_retry_quarantine"] == [["b1", "bad", None]]  # the retry had no invalid row
+
+
+def test_a_run_id_shared_by_two_contracts_keeps_each_contracts_delta_report_rows(fixes):
+    # the second contract's blocked attempt is recorded and keeps its evidence; the first's retry replaces its own
+    # rows only (the Delta report's replaceWhere names the contract)
+    shared = fixes["shared_run_id"]
+    assert shared["blocked_published"] is False
+    assert shared["history"] == [["items", True], ["strict", False]]
+    assert shared["rows_per_contract"]["items"] > 0 and shared["rows_per_contract"]["strict"] > 0
+    assert shared["strict_quarantine"] == [["x", "blocked"]]

@@ -42,6 +42,11 @@ class RunSummary:
     rules: list[dict[str, Any]] = field(default_factory=list)
 
     @property
+    def key(self) -> tuple[str, str, str | None]:
+        """(pipeline, run_id, contract): an orchestrator's run id may be shared by a pipeline's contracts."""
+        return self.pipeline, self.run_id, self.contract
+
+    @property
     def valid_ratio(self) -> float | None:
         """valid_rows / total_rows, None for an empty run."""
         if not self.total_rows:
@@ -107,10 +112,10 @@ def _read_through_spark(path: str | Path, pipeline: str | None, format: str, spa
 
 
 def runs(rows: Iterable[dict[str, Any]]) -> list[RunSummary]:
-    """One RunSummary per (pipeline, run_id), oldest first (by validated_at, then run_id)."""
-    by_run: dict[tuple[str, str], RunSummary] = {}
+    """One RunSummary per (pipeline, run_id, contract), oldest first (by validated_at, then run_id)."""
+    by_run: dict[tuple[str, str, str | None], RunSummary] = {}
     for row in rows:
-        key = (row["pipeline"], row["run_id"])
+        key = (row["pipeline"], row["run_id"], row.get("contract"))
         summary = by_run.get(key)
         if summary is None:
             summary = by_run[key] = RunSummary(

@@ -44,8 +44,9 @@ ANNOTATIONS = (ERRORS_COL, WARNINGS_COL)
 DISPOSITION_COL = "_dq_disposition"
 RUN_ID_COL = "_dq_run_id"
 PIPELINE_COL = "_dq_pipeline"
+CONTRACT_COL = "_dq_contract"
 QUARANTINE_META = (
-    RUN_ID_COL, PIPELINE_COL, "_dq_contract", "_dq_contract_version", "_dq_source", "_dq_quarantined_at",
+    RUN_ID_COL, PIPELINE_COL, CONTRACT_COL, "_dq_contract_version", "_dq_source", "_dq_quarantined_at",
     DISPOSITION_COL,
 )
 
@@ -150,7 +151,7 @@ def route(result: CheckResult, contract: Any, *, source: str | None = None, evid
             "*",
             F.lit(result.run_id).alias(RUN_ID_COL),
             F.lit(result.pipeline).alias(PIPELINE_COL),
-            F.lit(result.contract_name).alias("_dq_contract"),
+            F.lit(result.contract_name).alias(CONTRACT_COL),
             F.lit(result.contract_version).alias("_dq_contract_version"),
             F.lit(source if source is not None else result.source).cast("string").alias("_dq_source"),
             F.current_timestamp().alias("_dq_quarantined_at"),

@@ -2,7 +2,9 @@
 
 Rows carry counts, metrics, thresholds and rule names only, never a data value of a PII column.
 Writing is idempotent per run: a run's rows live in `pipeline=<p>/run_id=<id>/` and a re-run with
-the same run_id replaces exactly that directory (Delta: `replaceWhere` on pipeline and run_id).
+the same run_id replaces that contract's rows there, keeping the rows other contracts of the pipeline wrote under
+the same run id (an orchestrator's run id shared by several contracts; Delta: `replaceWhere` on pipeline, run_id
+and contract).
 The rows are built by `checks.report_rows` (Spark-free); writing and reading import Spark lazily.
 """
 
@@ -44,21 +46,54 @@ def write_report(
     validate_report_format(format)
     if not rows:
         return 0
-    keys = {(row["pipeline"], row["run_id"]) for row in rows}
+    keys = {(row["pipeline"], row["run_id"], row["contract"]) for row in rows}
     if len(keys) != 1:
-        raise ValueError("write_report takes the rows of exactly one run")
-    pipeline, run_id = keys.pop()
+        raise ValueError("write_report takes the rows of exactly one run of one contract")
+    pipeline, run_id, contract = keys.pop()
     schema = report_schema()
-    # One small file per run: a run has one row per rule.
-    frame = spark.createDataFrame([tuple(row[c] for c in REPORT_COLUMNS) for row in rows], schema).coalesce(1)
     from dq_governance.publish.writer import replace_delta_partition, replace_partitions, writing
 
     with writing("report", path):  # a Spark failure as one line naming the report
+        records = [tuple(row[c] for c in REPORT_COLUMNS) for row in rows]
         if format == "delta":
-            replace_delta_partition(frame, path, {"pipeline": pipeline, "run_id": run_id}, partition_by=["pipeline"])
+            frame = spark.createDataFrame(records, schema).coalesce(1)
+            replace_delta_partition(frame, path, {"pipeline": pipeline, "run_id": run_id, "contract": contract},
+                                    partition_by=["pipeline"])
         else:
+            # the run's directory is replaced whole, so it takes back the other contracts' rows (collected first:
+            # a few rows per rule, and the directory cannot be read while it is overwritten)
+            records += _other_contracts_rows(spark, path, pipeline=pipeline, run_id=run_id, contract=contract)
+            # One small file per run: a run has one row per rule.
+            frame = spark.createDataFrame(records, schema).coalesce(1)
             replace_partitions(frame, path, list(PARTITION_COLUMNS), run_id=run_id)
     return len(rows)
+
+
+def _run_partition(spark: SparkSession, path: str, *, pipeline: str, run_id: str) -> DataFrame | None:
+    """One run's parquet report rows (its `pipeline=/run_id=` directory alone), None when there is none."""
+    from dq_governance.publish.writer import partition_dir, path_exists
+    from dq_governance.session import join
+
+    where = join(join(path, partition_dir("pipeline", pipeline)), partition_dir("run_id", run_id))
+    if not path_exists(spark, where):
+        return None
+    from dq_governance.checks.compat import struct_type
+
+    stored = struct_type({c: kind for c, kind in REPORT_COLUMNS.items() if c not in PARTITION_COLUMNS})
+    return spark.read.schema(stored).parquet(where)
+
+
+def _other_contracts_rows(spark: SparkSession, path: str, *, pipeline: str, run_id: str,
+                          contract: str) -> list[tuple]:
+    """The rows other contracts wrote to this run's parquet directory, as REPORT_COLUMNS tuples."""
+    from pyspark.sql import functions as F
+
+    frame = _run_partition(spark, path, pipeline=pipeline, run_id=run_id)
+    if frame is None:
+        return []
+    others = frame.where(F.col("contract") != contract).collect()  # a null contract (no name) is this run's own
+    given = {"pipeline": pipeline, "run_id": run_id}
+    return [tuple(given[c] if c in given else row[c] for c in REPORT_COLUMNS) for row in others]
 
 
 def read_history(
@@ -90,13 +125,13 @@ def read_history(
                           for c, kind in REPORT_COLUMNS.items()])
 
 
-def run_published(spark: SparkSession, path: str, *, pipeline: str, run_id: str, format: str = "parquet") -> bool:
-    """Whether the history holds rows of this run of `pipeline` saying an attempt published; its partition alone
-    is read (False when there is no history or no such run)."""
+def run_published(spark: SparkSession, path: str, *, pipeline: str, run_id: str, contract: str,
+                  format: str = "parquet") -> bool:
+    """Whether the history holds rows of this run of `pipeline` and `contract` saying an attempt published; its
+    partition alone is read (False when there is no history or no such run)."""
     from pyspark.sql import functions as F
 
-    from dq_governance.publish.writer import is_delta_table, partition_dir, path_exists
-    from dq_governance.session import join
+    from dq_governance.publish.writer import is_delta_table
 
     if format == "delta":
         if not is_delta_table(spark, path):
@@ -104,11 +139,10 @@ def run_published(spark: SparkSession, path: str, *, pipeline: str, run_id: str,
         frame = spark.read.format("delta").load(path).where(
             (F.col("pipeline") == pipeline) & (F.col("run_id") == run_id))
     else:
-        where = join(join(path, partition_dir("pipeline", pipeline)), partition_dir("run_id", run_id))
-        if not path_exists(spark, where):
+        frame = _run_partition(spark, path, pipeline=pipeline, run_id=run_id)
+        if frame is None:
             return False
-        frame = spark.read.schema("published boolean").parquet(where)
-    return frame.where(F.col("published")).limit(1).count() > 0
+    return frame.where(F.col("published") & (F.col("contract") == contract)).limit(1).count() > 0
 
 
 def run_row_counts(
