@@ -75,7 +75,7 @@ def test_indicators_have_exact_values_for_the_fixed_history(history):
 
 
 def test_never_failing_rules():
-    assert never_failing(runs(_rows_for("orders"))) == [("orders", "pedido_id_not_null", 6)]
+    assert never_failing(runs(_rows_for("orders"))) == [("orders", "orders", "pedido_id_not_null", 6)]
 
 
 def _rows_for(pipeline):
@@ -193,3 +193,80 @@ def test_heatmap_shows_a_warned_dataset_rule_as_warned_not_ok():
     cells = re.findall(r'data-rule="([^"]+)".*?fill="([^"]+)"/><text[^>]*>([^<]+)</text>', heatmap("h", [run], ["r1"]))
     assert cells == [("row_count", "#f6dfb4", "WARN"), ("freshness", "#dff0e2", "ok"),
                      ("volume", "rgb(230,50,50)", "FAIL")]
+
+
+def test_heatmap_shows_a_warn_severity_rule_that_fired_as_warn_not_fail():
+    """A warn-severity dataset rule that fired is passed=False, rule_status=warned (undeclared_columns: drop)."""
+    from dq_governance.observe.history import RunSummary
+    from dq_governance.observe.report_html import heatmap
+
+    run = RunSummary("orders", "r1", "orders", "1.0.0", None, "passed", 10, 10, 1.0, True, True, None, rules=[
+        {"check_name": "undeclared_columns", "level": "dataset", "severity": "warn", "passed": False,
+         "rule_status": "warned", "failed_count": None}])
+    svg = heatmap("h", [run], ["r1"])
+    cells = re.findall(r'data-rule="([^"]+)"[^>]*data-rate="([^"]+)".*?fill="([^"]+)"/><text[^>]*>([^<]+)</text>', svg)
+    assert cells == [("undeclared_columns", "1", "#f6dfb4", "WARN")]
+
+
+def _two_contracts_one_pipeline() -> list[dict]:
+    """One pipeline `nightly` (a Spark app name) writing orders (1000 rows, 50 null ids) and customers (10 rows,
+    none null) each night under their own run ids."""
+    from _observe_history import _rule, _run_row
+
+    rows = []
+    for day in range(3):
+        for minute, (contract, total, nulls) in enumerate((("orders", 1000, 50), ("customers", 10, 0))):
+            rule = _rule("id_not_null", "not_null", "row", "completeness", "failed" if nulls else "passed", nulls,
+                         float(nulls))
+            row = _run_row("nightly", f"{contract}-{day}", datetime(2026, 1, 1 + day, 1, minute, tzinfo=timezone.utc),
+                           total, total - nulls, True, {"id": "bigint"}, rule)
+            row["contract"] = contract
+            rows.append(row)
+    return rows
+
+
+def test_two_contracts_in_one_pipeline_are_reported_apart(tmp_path):
+    summaries = runs(read_history_rows(write_history(tmp_path / "report", _two_contracts_one_pipeline())))
+    page = render_report(summaries, generated_at=datetime(2026, 1, 4, tzinfo=timezone.utc))
+    assert re.findall(r"<h3>([^<]*)</h3>", page) == [
+        "nightly (orders) · run orders-2 · 2026-01-03 01:00:00 UTC",
+        "nightly (customers) · run customers-2 · 2026-01-03 01:01:00 UTC"]
+    elements = marks(page)
+    assert [(a["data-pipeline"], a["data-contract"], a["data-run"]) for t, a in elements if a.get("class") == "latest"] \
+        == [("nightly", "orders", "orders-2"), ("nightly", "customers", "customers-2")]
+    heat = next(a for t, a in elements if a.get("id") == "chart-failure-rate")
+    assert heat["data-rules"] == "2"
+    assert [(a["data-contract"], a["data-run"], a["data-rate"]) for t, a in elements if a.get("class") == "cell"] == [
+        ("orders", "orders-0", "0.050000"), ("orders", "orders-1", "0.050000"), ("orders", "orders-2", "0.050000"),
+        ("customers", "customers-0", "0"), ("customers", "customers-1", "0"), ("customers", "customers-2", "0")]
+    assert re.findall(r'font-size="11" text-anchor="end">([^<]*)</text>', page.split('id="chart-failure-rate"')[1]
+                      .split("</svg>")[0]) == ["nightly (orders) · id_not_null", "nightly (customers) · id_not_null"]
+    points = [(a["data-series"], a["data-value"]) for t, a in elements if t == "circle"]
+    assert points[:6] == [("nightly (orders)", "50")] * 3 + [("nightly (customers)", "0")] * 3  # failed_count trend
+    assert never_failing(summaries) == [("nightly", "customers", "id_not_null", 3)]
+    assert [a["data-rule"] for t, a in elements if a.get("class") == "bar"] == ["nightly (customers) · id_not_null"]
+    found = {i.key: i for i in indicators(summaries)}
+    assert found["null_rate"].latest == 50 / 1010  # orders-2 and customers-2, not customers-2 alone
+    assert found["contract_violations"].latest == 0.5
+    assert found["valid_record_ratio"].latest == 960 / 1010
+
+
+def test_volume_fallback_judges_a_run_against_its_own_contract(tmp_path):
+    """One app writes orders (1000 rows) daily, then customers (10 rows) for the first time: no volume rule, so the
+    median/MAD fallback runs; customers has no history of its own and is not judged, orders stays steady."""
+    from _observe_history import _rule, _run_row
+
+    from dq_governance.observe.indicators import volume_flags
+
+    rows = []
+    for day, (contract, total) in enumerate([("orders", 1000)] * 6 + [("customers", 10)]):
+        rule = _rule("id_not_null", "not_null", "row", "completeness", "passed", 0, 0.0)
+        row = _run_row("app", f"{contract}-{day}", datetime(2026, 1, 1 + day, tzinfo=timezone.utc), total, total,
+                       True, {"id": "bigint"}, rule)
+        row["contract"] = contract
+        rows.append(row)
+    summaries = runs(read_history_rows(write_history(tmp_path / "report", rows)))
+    assert volume_flags(summaries) == {**{("app", f"orders-{d}", "orders"): None for d in range(5)},
+                                       ("app", "orders-5", "orders"): False, ("app", "customers-6", "customers"): None}
+    found = {i.key: i for i in indicators(summaries)}["volume_anomaly"]
+    assert (found.latest, found.overall, found.numerator, found.denominator) == (0.0, 0.0, 0.0, 1.0)

@@ -77,20 +77,31 @@ def _gate_failed(run: RunSummary) -> bool | None:
     return None if run.run_status is None else run.run_status == "failed"  # histories older than gate_passed
 
 
-def volume_flags(runs: Sequence[RunSummary]) -> dict[tuple[str, str], bool | None]:
-    """(pipeline, run_id) -> anomalous? from the run's volume rule; without one, median/MAD over total_rows.
+def series_key(run: RunSummary) -> tuple[str, str | None]:
+    """(pipeline, contract): the runs of one governed table, the ones the report compares with each other.
 
-    Keyed by the pair, as `history.runs` folds them: an orchestrator may give several pipelines one run id.
+    One pipeline may hold several contracts (the session extension's default pipeline is the Spark
+    application name), and one table's row counts and rules say nothing about another's.
     """
-    out: dict[tuple[str, str], bool | None] = {}
-    by_pipeline: dict[str, list[RunSummary]] = {}
+    return run.pipeline, run.contract
+
+
+def volume_flags(runs: Sequence[RunSummary]) -> dict[tuple[str, str, str | None], bool | None]:
+    """RunSummary.key -> anomalous? from the run's volume rule; without one, median/MAD over total_rows.
+
+    Keyed as `history.runs` folds them: an orchestrator may give several pipelines or contracts one run id.
+    The median/MAD fallback judges a run against the earlier runs of its own pipeline and contract, as the
+    volume rule does.
+    """
+    out: dict[tuple[str, str, str | None], bool | None] = {}
+    by_series: dict[tuple[str, str | None], list[RunSummary]] = {}
     for run in runs:
-        by_pipeline.setdefault(run.pipeline, []).append(run)
-    for pipeline_runs in by_pipeline.values():
-        series = flag_series([run.total_rows or 0 for run in pipeline_runs])
-        for run, verdict in zip(pipeline_runs, series):
+        by_series.setdefault(series_key(run), []).append(run)
+    for series_runs in by_series.values():
+        series = flag_series([run.total_rows or 0 for run in series_runs])
+        for run, verdict in zip(series_runs, series):
             rules = [r for r in _rule_rows(run, frozenset({"volume"})) if r.get("rule_status") != "skipped"]
-            key = (run.pipeline, run.run_id)
+            key = run.key
             if rules:
                 out[key] = any(not r.get("passed") for r in rules)
             elif _rule_rows(run, frozenset({"volume"})):
@@ -108,10 +119,10 @@ def _freshness(run: RunSummary) -> tuple[float | None, bool | None]:
 
 
 def indicators(runs: Sequence[RunSummary]) -> list[Indicator]:
-    """The eight indicators over `runs` (oldest first); `latest` is over the last run of each pipeline."""
+    """The eight indicators over `runs` (oldest first); `latest` is over the last run of each (pipeline, contract)."""
     if not runs:
         return []
-    last = list({run.pipeline: run for run in runs}.values())
+    last = list({series_key(run): run for run in runs}.values())
     out: list[Indicator] = []
 
     def share(selected: Sequence[RunSummary], judge: Callable[[RunSummary], bool | None]) -> float | None:
@@ -157,13 +168,14 @@ def indicators(runs: Sequence[RunSummary]) -> list[Indicator]:
     flags = volume_flags(runs)
 
     def flagged(run: RunSummary) -> bool | None:
-        return flags.get((run.pipeline, run.run_id))
+        return flags.get(run.key)
 
     num, den = _run_share(runs, flagged)
     out.append(Indicator(
         "volume_anomaly", "Volume anomaly", share(last, flagged), _ratio(num, den), num, den, "ratio",
-        "runs whose row count is off the pipeline's history (robust z of median/MAD above the sensitivity) or "
-        "outside the expected range; pipelines without a volume rule use the defaults (20 runs, 5 minimum, 3.5)",
+        "runs whose row count is off the history of their pipeline and contract (robust z of median/MAD above the "
+        "sensitivity) or outside the expected range; runs without a volume rule use the defaults (20 runs, 5 minimum, "
+        "3.5)",
         "runs with enough history to judge (at least the minimum history, or an explicit range)"))
 
     num, den = _run_share(runs, _gate_failed)

@@ -4,6 +4,9 @@ Charts: failure rate per rule over time (a rules x runs heat map), failed_count 
 rules that never fail, and the valid-record ratio over time. Then the indicator table (each with its
 definition and denominator) and the latest run's per-rule table. Every chart mark carries `data-*`
 attributes with its exact value, so a browser test can read what was drawn.
+
+Runs are grouped by (pipeline, contract), not by pipeline: one pipeline may hold several contracts (the session
+extension's default pipeline is the Spark application name), and one table's runs say nothing about another's.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from html import escape
 from typing import Sequence
 
 from dq_governance.observe.history import RunSummary
-from dq_governance.observe.indicators import Indicator, indicators
+from dq_governance.observe.indicators import Indicator, indicators, series_key
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 W, H = 760, 260  # line chart size
@@ -41,6 +44,13 @@ def _num(value: float | None, digits: int = 4) -> str:
     if value is None:
         return "n/a"
     return str(int(value)) if float(value).is_integer() else f"{value:.{digits}f}"
+
+
+def series_labels(runs: Sequence[RunSummary]) -> dict[tuple[str, str | None], str]:
+    """(pipeline, contract) -> its name in the page: the pipeline, with the contract where it holds several."""
+    keys = list(dict.fromkeys(series_key(run) for run in runs))
+    shared = {p for p, _c in keys if sum(1 for q, _d in keys if q == p) > 1}
+    return {(p, c): f"{p} ({c})" if p in shared and c is not None else p for p, c in keys}
 
 
 def _status_class(status: str | None) -> str:
@@ -120,9 +130,12 @@ def _rule_rate(rule: dict, run: RunSummary) -> tuple[float | None, str]:
     if rule.get("failed_count") is not None and rule.get("level") != "dataset":
         rate = rule["failed_count"] / run.total_rows if run.total_rows else 0.0
         return rate, f"{100 * rate:.1f}%"
-    if rule.get("passed"):  # a dataset rule past its `warn` threshold passes, warned: not "ok"
-        return 0.0, "WARN" if status == "warned" else "ok"
-    return 1.0, "FAIL"
+    rate = 0.0 if rule.get("passed") else 1.0  # as the contract-violation indicator counts it
+    # warned before passed: a warn-severity rule that fired is passed=False, a dataset rule past its `warn`
+    # threshold is passed=True; both warned, neither FAIL nor ok
+    if status == "warned":
+        return rate, "WARN"
+    return rate, "ok" if rule.get("passed") else "FAIL"
 
 
 def _heat_color(rate: float | None, cell: str = "") -> str:
@@ -138,12 +151,13 @@ def _heat_color(rate: float | None, cell: str = "") -> str:
 
 
 def heatmap(chart_id: str, runs: Sequence[RunSummary], labels: Sequence[str]) -> str:
-    """Failure rate per rule (rows) over runs (columns); each cell shows the rate."""
-    rules: list[tuple[str, str]] = []
-    multi = len({r.pipeline for r in runs}) > 1
+    """Failure rate per rule (rows, per pipeline and contract) over runs (columns); each cell shows the rate."""
+    rules: list[tuple[tuple[str, str | None], str]] = []
+    names = series_labels(runs)
+    multi = len(names) > 1
     for run in runs:
         for rule in run.rules:
-            key = (run.pipeline, rule["check_name"])
+            key = (series_key(run), rule["check_name"])
             if key not in rules:
                 rules.append(key)
     label_w, cell_w, cell_h = 210, max(34, min(60, 560 // max(1, len(runs)))), 20
@@ -157,22 +171,23 @@ def heatmap(chart_id: str, runs: Sequence[RunSummary], labels: Sequence[str]) ->
         if j % step == 0 or j == len(labels) - 1:
             x = label_w + cell_w * j + cell_w / 2
             out.append(f'<text x="{x:.1f}" y="18" font-size="10" text-anchor="middle" fill="#555">{escape(label)}</text>')
-    index = {(run.pipeline, run.run_id): j for j, run in enumerate(runs)}
-    for i, (pipeline, name) in enumerate(rules):
+    index = {run.key: j for j, run in enumerate(runs)}
+    for i, ((pipeline, contract), name) in enumerate(rules):
         y = 26 + cell_h * i
-        text = f"{pipeline} · {name}" if multi else name
+        text = f"{names[(pipeline, contract)]} · {name}" if multi else name
         out.append(f'<text x="{label_w - 6}" y="{y + 14}" font-size="11" text-anchor="end">{escape(text[:34])}</text>')
         for run in runs:
-            if run.pipeline != pipeline:
+            if series_key(run) != (pipeline, contract):
                 continue
-            j = index[(run.pipeline, run.run_id)]
+            j = index[run.key]
             found = [r for r in run.rules if r["check_name"] == name]
             if not found:
                 continue
             rate, cell = _rule_rate(found[0], run)
             x = label_w + cell_w * j
             out.append(f'<g class="cell" data-rule="{escape(name)}" data-pipeline="{escape(pipeline)}" '
-                       f'data-run="{escape(run.run_id)}" data-rate="{_num(rate, 6)}">'
+                       f'data-run="{escape(run.run_id)}" data-rate="{_num(rate, 6)}" '
+                       f'data-contract="{escape(contract or "")}">'
                        f'<rect x="{x}" y="{y}" width="{cell_w - 2}" height="{cell_h - 2}" fill="{_heat_color(rate, cell)}"/>'
                        f'<text x="{x + (cell_w - 2) / 2:.1f}" y="{y + 13}" font-size="9" text-anchor="middle">{cell}</text>'
                        f'<title>{escape(name)} @ {escape(labels[j])}: {cell}</title></g>')
@@ -180,15 +195,15 @@ def heatmap(chart_id: str, runs: Sequence[RunSummary], labels: Sequence[str]) ->
     return "".join(out)
 
 
-def never_failing(runs: Sequence[RunSummary]) -> list[tuple[str, str, int]]:
-    """(pipeline, rule, evaluations) of rules that passed in every run they were evaluated (skips excluded)."""
-    seen: dict[tuple[str, str], list[bool]] = {}
+def never_failing(runs: Sequence[RunSummary]) -> list[tuple[str, str | None, str, int]]:
+    """(pipeline, contract, rule, evaluations) of rules that passed in every run evaluating them (skips excluded)."""
+    seen: dict[tuple[str, str | None, str], list[bool]] = {}
     for run in runs:
         for rule in run.rules:
             if rule.get("rule_status") == "skipped":
                 continue
-            seen.setdefault((run.pipeline, rule["check_name"]), []).append(bool(rule.get("passed")))
-    return [(p, n, len(v)) for (p, n), v in seen.items() if all(v)]
+            seen.setdefault((*series_key(run), rule["check_name"]), []).append(bool(rule.get("passed")))
+    return [(p, c, n, len(v)) for (p, c, n), v in seen.items() if all(v)]
 
 
 def bar_chart(chart_id: str, bars: list[tuple[str, int]]) -> str:
@@ -216,7 +231,8 @@ def bar_chart(chart_id: str, bars: list[tuple[str, int]]) -> str:
 
 
 def _indicator_table(items: list[Indicator]) -> str:
-    rows = ["<table id=\"indicators\"><thead><tr><th>Indicator</th><th>Latest run of each pipeline</th><th>All runs shown</th>"
+    rows = ["<table id=\"indicators\"><thead><tr><th>Indicator</th><th>Latest run of each pipeline and contract</th>"
+            "<th>All runs shown</th>"
             "<th>Numerator / denominator</th><th>Definition</th><th>Denominator</th></tr></thead><tbody>"]
     for item in items:
         frac = ("n/a" if item.denominator in (None, 0)
@@ -235,7 +251,8 @@ def _indicator_table(items: list[Indicator]) -> str:
 def _latest_table(run: RunSummary) -> str:
     head = ("<tr><th>Rule</th><th>Type</th><th>Column</th><th>Dimension</th><th>Severity</th><th>Status</th>"
             "<th>Failed rows</th><th>Metric</th><th>Threshold</th><th>Message</th></tr>")
-    rows = [f'<table class="latest" data-pipeline="{escape(run.pipeline)}" data-run="{escape(run.run_id)}">'
+    rows = [f'<table class="latest" data-pipeline="{escape(run.pipeline)}" '
+            f'data-contract="{escape(run.contract or "")}" data-run="{escape(run.run_id)}">'
             f"<thead>{head}</thead><tbody>"]
     for rule in run.rules:
         status = rule.get("rule_status") or ("passed" if rule.get("passed") else "failed")
@@ -258,14 +275,16 @@ def render_report(runs: Sequence[RunSummary], *, source: str = "", pipeline: str
     """The whole HTML page for `runs` (oldest first)."""
     generated = (generated_at or datetime.now(timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
     pipelines = list(dict.fromkeys(r.pipeline for r in runs))
+    names = series_labels(runs)
     labels = [_x_label(r) for r in runs]
-    trend = {p: [(i, float(sum(x.get("failed_count") or 0 for x in r.rules)))
-                 for i, r in enumerate(runs) if r.pipeline == p] for p in pipelines}
-    ratio = {p: [(i, r.valid_ratio) for i, r in enumerate(runs) if r.pipeline == p] for p in pipelines}
+    trend = {name: [(i, float(sum(x.get("failed_count") or 0 for x in r.rules)))
+                    for i, r in enumerate(runs) if series_key(r) == key] for key, name in names.items()}
+    ratio = {name: [(i, r.valid_ratio) for i, r in enumerate(runs) if series_key(r) == key]
+             for key, name in names.items()}
     solid = never_failing(runs)
-    multi = len(pipelines) > 1
-    bars = [(f"{p} · {n}" if multi else n, c) for p, n, c in solid]
-    latest = {r.pipeline: r for r in runs}  # the last run of each pipeline
+    multi = len(names) > 1
+    bars = [(f"{names[(p, c)]} · {n}" if multi else n, count) for p, c, n, count in solid]
+    latest = {series_key(r): r for r in runs}  # the last run of each pipeline and contract
     scope = f"pipeline {pipeline}" if pipeline else f"{len(pipelines)} pipeline(s): {', '.join(pipelines)}"
     parts = [
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
@@ -283,7 +302,7 @@ def render_report(runs: Sequence[RunSummary], *, source: str = "", pipeline: str
         "<figure><figcaption>Failure rate per rule over time</figcaption>",
         heatmap("chart-failure-rate", runs, labels),
         "<div class=\"note\">Row rules: flagged rows / rows checked in that run. Dataset rules (row count, "
-        "freshness, volume, schema, ...): FAIL or ok. Grey: skipped (not enough history).</div></figure>",
+        "freshness, volume, schema, ...): FAIL, WARN or ok. Grey: skipped (not enough history).</div></figure>",
         "<figure><figcaption>failed_count trend per pipeline</figcaption>",
         line_chart("chart-failed-count", trend, labels, y_title="failed rows (sum over rules)"),
         "<div class=\"note\">Sum of failed_count over the rules of each run (a row breaking two rules counts twice)."
@@ -299,11 +318,11 @@ def render_report(runs: Sequence[RunSummary], *, source: str = "", pipeline: str
         _indicator_table(indicators(runs)),
         "<h2>Latest run</h2>",
     ]
-    for p, run in latest.items():
+    for key, run in latest.items():
         when = run.validated_at.strftime("%Y-%m-%d %H:%M:%S UTC") if run.validated_at else "?"
         score = "n/a" if run.quality_score is None else f"{run.quality_score:.4f}"
         gate = "n/a" if run.gate_passed is None else ("passed" if run.gate_passed else "FAILED")
-        parts.append(f"<h3>{escape(p)} · run {escape(run.run_id)} · {when}</h3>"
+        parts.append(f"<h3>{escape(names[key])} · run {escape(run.run_id)} · {when}</h3>"
                      f"<div class=\"meta\">rows {run.total_rows} · valid {run.valid_rows} · quality_score {score} · "
                      f"status {escape(run.run_status or '?')} · gate {gate}</div>")
         parts.append(_latest_table(run))
