@@ -18,8 +18,11 @@ from typing import Any, Callable, Iterator
 import yaml
 
 from dq_governance.contracts.model import Contract, FieldSpec, MaskingSpec
+from dq_governance.contracts.spark_types import _parse as _consume_type
+from dq_governance.contracts.spark_types import is_spark_type
 from dq_governance.contracts.thresholds import parse_duration, parse_threshold
 from dq_governance.errors import ConfigError, DqGovernanceError
+from dq_governance.masking.policies import KEYED_METHODS, undeclared_spec
 
 CLASSES = ("compatible", "potentially", "incompatible")
 RANK = {name: index for index, name in enumerate(CLASSES)}
@@ -176,7 +179,7 @@ def _type_family(t: str) -> tuple[str, Any]:
 
 
 def type_change(old: str, new: str) -> str | None:
-    """The rule id of a type change old -> new (None when equal)."""
+    """The rule id of a change of one type old -> new (None when equal); `type_changes` compares struct members."""
     o, n = _norm_type(old), _norm_type(new)
     if o == n:
         return None
@@ -195,6 +198,112 @@ def type_change(old: str, new: str) -> str | None:
     if {fo, fn} == {"string", "binary"}:
         return "T4"
     return "T3"
+
+
+#: a struct member's name as spark_types' parser reads it (the parser checks the syntax; this names the member)
+_MEMBER_NAME_RE = re.compile(r"^(`[^`]+`|[A-Za-z_][A-Za-z0-9_]*)\s*:?\s*")
+
+
+@dataclass(frozen=True)
+class _Member:
+    """One member of a struct type string."""
+
+    name: str
+    type: str
+    not_null: bool
+
+
+def _take_type(text: str) -> tuple[str, str]:
+    """(the type at the front of `text`, the rest); `text` is known to parse."""
+    text = text.lstrip()
+    rest = _consume_type(text)  # always a suffix of `text`
+    return text[:len(text) - len(rest)].strip(), rest
+
+
+def _split_type(text: str) -> tuple[str, list[Any]] | None:
+    """One level of a complex type string: ("array", [element]), ("map", [key, value]) or ("struct", [_Member]).
+
+    None for a primitive type, or for text Spark's type grammar (as spark_types reads it) does not accept.
+    """
+    text = text.strip()
+    if not is_spark_type(text):
+        return None
+    low = text.lower()
+    if low.startswith("array<"):
+        return "array", [_take_type(text[len("array<"):])[0]]
+    if low.startswith("map<"):
+        key, rest = _take_type(text[len("map<"):])
+        return "map", [key, _take_type(rest[1:])[0]]  # rest starts with the comma
+    if not low.startswith("struct<"):
+        return None
+    members: list[_Member] = []
+    rest = text[len("struct<"):].lstrip()
+    while not rest.startswith(">"):
+        name = _MEMBER_NAME_RE.match(rest)
+        assert name is not None  # is_spark_type accepted the text
+        member_type, rest = _take_type(rest[name.end():])
+        not_null = rest.lower().startswith("not null")
+        if not_null:
+            rest = rest[len("not null"):].lstrip()
+        members.append(_Member(name.group(1).strip("`"), member_type, not_null))
+        rest = rest[1:].lstrip() if rest.startswith(",") else rest
+    return "struct", members
+
+
+def type_changes(path: str, old: str, new: str) -> Iterator[Change]:
+    """The changes of field `path`'s type old -> new; inside a struct, map or array each member is compared.
+
+    A struct member removed is S6, added S4 / S5 (NOT NULL), its nullability N1 / N2, its type as a field's
+    type; findings name the member's path: `payload.b`, a map's `tags.key` / `tags.value`; an array's
+    elements keep the array's path (as Spark addresses `items.b` in an array of structs).
+    """
+    if _norm_type(old) == _norm_type(new):
+        return
+    shape_old, shape_new = _split_type(old), _split_type(new)
+    kind = shape_old[0] if shape_old and shape_new and shape_old[0] == shape_new[0] else None
+    if kind == "array":
+        element_old, element_new = shape_old[1][0], shape_new[1][0]  # type: ignore[index]
+        inner_old, inner_new = _split_type(element_old), _split_type(element_new)
+        if inner_old and inner_new and inner_old[0] == inner_new[0]:
+            yield from type_changes(path, element_old, element_new)
+            return
+        kind = None  # an array of primitives: one finding on the array, as type_change classifies it
+    if kind is None:
+        rule = type_change(old, new)
+        if rule:
+            yield Change(rule, f"field {path}", _describe("type", old, new), path)
+        return
+    if kind == "map":
+        for part, part_old, part_new in zip(("key", "value"), shape_old[1], shape_new[1]):  # type: ignore[index]
+            yield from type_changes(f"{path}.{part}", part_old, part_new)
+        return
+    yield from _member_changes(path, shape_old[1], shape_new[1])  # type: ignore[index]
+
+
+def _member_changes(path: str, old: list[_Member], new: list[_Member]) -> Iterator[Change]:
+    """Struct members matched by name (case-insensitive, as Spark resolves them): removed, added, changed."""
+    new_by_name = {m.name.lower(): m for m in new}
+    old_names = {m.name.lower() for m in old}
+    for member in old:
+        if member.name.lower() not in new_by_name:
+            yield Change("S6", f"field {path}.{member.name}", "field removed", f"{path}.{member.name}")
+    for member in new:
+        if member.name.lower() not in old_names:
+            rule = "S5" if member.not_null else "S4"
+            yield Change(rule, f"field {path}.{member.name}",
+                         f"{'required' if rule == 'S5' else 'optional'} field added")
+    for member in old:
+        counterpart = new_by_name.get(member.name.lower())
+        if counterpart is None:
+            continue
+        member_path = f"{path}.{member.name}"
+        yield from type_changes(member_path, member.type, counterpart.type)
+        if member.not_null != counterpart.not_null:
+            yield Change("N1" if counterpart.not_null else "N2", f"field {member_path}",
+                         _describe("required", member.not_null, counterpart.not_null), member_path)
+    kept_old = [m.name.lower() for m in old if m.name.lower() in new_by_name]
+    if kept_old != [m.name.lower() for m in new if m.name.lower() in old_names]:
+        yield Change("S9", f"field {path}", "member order changed", path)
 
 
 def _integral_to_fractional(po: int, pn: int) -> str:
@@ -284,10 +393,6 @@ def _format(old: Any, new: Any) -> str | None:
     return "V1" if old is None else "V3_pattern" if new is None else "T7"
 
 
-def _type(old: Any, new: Any) -> str | None:
-    return type_change(old, new)
-
-
 def _classification(old: Any, new: Any) -> str | None:
     if old == new:
         return None
@@ -301,12 +406,11 @@ def _changed(rule: str) -> Callable[[Any, Any], str | None]:
     return lambda old, new: None if old == new else rule
 
 
-#: FieldSpec attribute -> comparator(old value, new value) -> rule id or None
+#: FieldSpec attribute -> comparator(old value, new value) -> rule id or None; `type` goes through
+#: `type_changes` (one finding per struct member) and `primary_key` is compared as the key's column set
 FIELD_COMPARATORS: dict[str, Callable[[Any, Any], str | None]] = {
-    "type": _type,
     "required": _flag("N1", "N2"),
     "unique": _flag("N3", "N4"),
-    "primary_key": _flag("N5", "N6"),
     "allowed_values": _allowed_values,
     "minimum": _bound(low_is_tight=False),
     "maximum": _bound(low_is_tight=True),
@@ -361,7 +465,16 @@ def _parent(path: str) -> str:
 
 
 def detect_fields(old: Contract, new: Contract) -> Iterator[Change]:
-    """Fields added, removed, renamed, moved, and every attribute change of matched fields."""
+    """Fields added, removed, renamed, moved, every attribute change of matched fields, the primary key."""
+    # a struct's member can be declared twice, in its type string and in its nested `fields`: report it once
+    seen: set[tuple[str, str, str]] = set()
+    for change in _field_changes(old, new):
+        if (change.rule, change.subject, change.detail) not in seen:
+            seen.add((change.rule, change.subject, change.detail))
+            yield change
+
+
+def _field_changes(old: Contract, new: Contract) -> Iterator[Change]:
     pairs, removed, added = _match(old.iter_fields(), new.iter_fields(), lambda f: f.id)
     removed_paths = {p for p, _ in removed}
     added_paths = {p for p, _ in added}
@@ -377,6 +490,7 @@ def detect_fields(old: Contract, new: Contract) -> Iterator[Change]:
         if path != new_path:
             rule = "S8" if _parent(path) != _parent(new_path) else "S7"
             yield Change(rule, f"field {path}", f"{'moved' if rule == 'S8' else 'renamed'} to {new_path}", path)
+        yield from type_changes(path, spec.type, new_spec.type)
         for attr, compare in FIELD_COMPARATORS.items():
             a, b = getattr(spec, attr), getattr(new_spec, attr)
             rule = compare(a, b)
@@ -385,11 +499,22 @@ def detect_fields(old: Contract, new: Contract) -> Iterator[Change]:
         mask_old, mask_new = _effective_mask(spec, old_policy), _effective_mask(new_spec, new_policy)
         if mask_old != mask_new:
             yield Change("G3", f"field {path}", f"masking: {_mask_text(mask_old)} -> {_mask_text(mask_new)}", path)
+    yield from _primary_key_changes(old, new, {path: new_path for path, _, new_path, _ in pairs})
     # order of the matched top-level fields, old order vs new order
     new_position = {f.name: i for i, f in enumerate(new.fields)}
     kept = [new_position[b] for a, _, b, _ in pairs if "." not in a and b in new_position]
     if kept != sorted(kept):
         yield Change("S9", "schema", "field order changed")
+
+
+def _primary_key_changes(old: Contract, new: Contract, renamed: dict[str, str]) -> Iterator[Change]:
+    """N5 when a key appears where there was none; N6 when an existing key's column set changes or goes."""
+    old_key = [path for path, spec in old.iter_fields() if spec.primary_key]
+    new_key = [path for path, spec in new.iter_fields() if spec.primary_key]
+    # a key column renamed (matched by id) is the same column: S7 reports the rename
+    if {renamed.get(path, path) for path in old_key} == set(new_key):
+        return
+    yield Change("N6" if old_key else "N5", "schema", _describe("primary_key", old_key, new_key))
 
 
 def _effective_mask(spec: FieldSpec, policy: Any) -> dict[str, Any] | None:
@@ -408,6 +533,46 @@ def _mask_text(mask: dict[str, Any] | None) -> str:
         return "none"
     params = ", ".join(f"{k}={v}" for k, v in mask.items() if k != "method")
     return f"{mask['method']}({params})" if params else mask["method"]
+
+
+def _undeclared_policy(contract: Contract) -> str:
+    """What happens to undeclared columns: the setting, or `keep` when no field is declared (all are published)."""
+    return contract.schema_.undeclared_columns if contract.fields else "keep"
+
+
+def _undeclared_text(contract: Contract) -> str:
+    policy = _undeclared_policy(contract)
+    return repr(policy) if contract.fields else f"{policy!r} (no field declared: every column is published)"
+
+
+def _undeclared_mask(contract: Contract) -> dict[str, Any] | None:
+    """The masking undeclared columns are published with (None: as read), as `dqgov check` and `mask` apply it."""
+    spec = undeclared_spec(contract)
+    return spec.model_dump(exclude_none=True) if spec is not None else None
+
+
+def detect_undeclared_columns(old: Contract, new: Contract) -> Iterator[Change]:
+    """schema.undeclared_columns: whether columns the contract does not declare reach consumers, and how masked."""
+    a, b = _undeclared_policy(old), _undeclared_policy(new)
+    published_a, published_b = a in ("keep", "mask"), b in ("keep", "mask")
+    mask_a, mask_b = _undeclared_mask(old), _undeclared_mask(new)
+    if published_a and not published_b:
+        rule, effect = "S10_removed", "columns the contract does not declare are no longer published"
+    elif published_b and not published_a:
+        masked = f" masked with {_mask_text(mask_b)}" if mask_b else ""
+        rule, effect = "S10_added", f"columns the contract does not declare are now published{masked}"
+    elif published_a:
+        if mask_a == mask_b:  # e.g. keep -> mask with `masking.pii: none`: the same values
+            return
+        rule, effect = "G3", f"undeclared columns' masking: {_mask_text(mask_a)} -> {_mask_text(mask_b)}"
+    elif a == b:
+        return
+    elif b == "fail":  # drop <-> fail: consumers get the same columns; the derived rule's severity changes
+        rule, effect = "Q1", "a run with undeclared columns now fails the gate and publishes nothing"
+    else:
+        rule, effect = "Q2", "undeclared columns are now left out and the run publishes"
+    yield Change(rule, "schema.undeclared_columns",
+                 f"undeclared_columns: {_undeclared_text(old)} -> {_undeclared_text(new)} ({effect})")
 
 
 def detect_identity(old: Contract, new: Contract) -> Iterator[Change]:
@@ -479,8 +644,8 @@ def detect_governance(old: Contract, new: Contract) -> Iterator[Change]:
             yield Change("G4", "governance", _describe(attr, a, b))
     key_old = old.masking.key_id if old.masking else None
     key_new = new.masking.key_id if new.masking else None
-    keyed = any((_effective_mask(s, new.masking) or {}).get("method") in ("hmac", "tokenize")
-                for _, s in new.iter_fields())
+    masks = [_effective_mask(s, new.masking) for _, s in new.iter_fields()] + [_undeclared_mask(new)]
+    keyed = any((mask or {}).get("method") in KEYED_METHODS for mask in masks)
     if key_old != key_new and keyed:
         yield Change("G3", "masking", f"key_id: {key_old!r} -> {key_new!r} (pseudonyms change)")
 
@@ -592,7 +757,8 @@ def _threshold_rule(old: str | None, new: str | None) -> str:
 
 #: every detector; each yields Changes, classified afterwards through the rule table
 DETECTORS: tuple[Callable[[Contract, Contract], Iterator[Change]], ...] = (
-    detect_identity, detect_fields, detect_roles, detect_governance, detect_service_level, detect_quality,
+    detect_identity, detect_fields, detect_undeclared_columns, detect_roles, detect_governance, detect_service_level,
+    detect_quality,
 )
 
 
