@@ -280,6 +280,7 @@ def test_negative_content_length_is_400(server):
 
     conn = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=10)
     conn.putrequest("POST", "/api/v1/lineage")
+    conn.putheader("Content-Type", "application/json")
     conn.putheader("Content-Length", "-5")
     conn.endheaders()
     response = conn.getresponse()
@@ -297,3 +298,180 @@ def test_dqgov_serve_refuses_a_named_token_variable_that_is_not_set(tmp_path, mo
     assert capsys.readouterr().err == ("dqgov: error: --token-env MY_COLLECTOR_TOKEN: the variable is not set "
                                        "(the collector would accept anyone)\n")
     assert not (tmp_path / "l.db").exists()
+
+
+# -- browsers are kept out: Content-Type, Origin, Host (DNS rebinding) ---------------------------------------
+
+
+def stored_events(srv) -> int:
+    """How many events the collector's store holds."""
+    with LineageGraph(srv.db_path) as graph:
+        return graph.counts()["events"]
+
+
+def raw_request(srv, method: str, path: str, headers: dict[str, str], body: bytes | None = None):
+    """One request with exactly these headers (Host included: http.client would add its own); (status, JSON body)."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", srv.server_address[1], timeout=10)
+    try:
+        conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+        for name, value in headers.items():
+            conn.putheader(name, value)
+        if body is not None:
+            conn.putheader("Content-Length", str(len(body)))
+        conn.endheaders(body)
+        response = conn.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("content_type", [
+    "text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
+    None, "application/jsonx", "application/json; boundary=x"])
+def test_post_without_json_content_type_is_415_and_stores_nothing(server, content_type):
+    """The cross-site "simple" request (no preflight: text/plain, a form, no type) cannot plant an event."""
+    port = server.server_address[1]
+    headers = {"Host": f"127.0.0.1:{port}"} | ({"Content-Type": content_type} if content_type else {})
+    status, body = raw_request(server, "POST", "/api/v1/lineage", headers, json.dumps(fixture_events()[0]).encode())
+    assert (status, body) == (415, {"error": "Unsupported Media Type",
+                                    "reason": f"Content-Type must be application/json, not {content_type!r}"})
+    assert stored_events(server) == 0
+
+
+@pytest.mark.parametrize("content_type", ["application/json", "application/json; charset=UTF-8",
+                                          "Application/JSON;charset=utf-8"])
+def test_post_with_json_content_type_is_accepted(server, content_type):
+    """Regression guard (passes on the old code too): JSON, with or without a charset, is still stored.
+    The Spark listener's transport sends `application/json; charset=UTF-8`, openlineage-python `application/json`."""
+    port = server.server_address[1]
+    status, body = raw_request(server, "POST", "/api/v1/lineage",
+                               {"Host": f"127.0.0.1:{port}", "Content-Type": content_type},
+                               json.dumps(fixture_events()[0]).encode())
+    assert (status, body) == (201, {"stored": 1, "duplicates": 0, "skipped": 0, "errors": []})
+    assert stored_events(server) == 1
+
+
+@pytest.mark.parametrize("origin", ["https://evil.example", "null", "http://127.0.0.1:1", "https://127.0.0.1:{port}",
+                                    "http://evil.example:{port}", "http://127.0.0.1.evil.example:{port}"])
+def test_foreign_origin_is_403_and_stores_nothing(server, origin):
+    """A page of another site can neither post events nor read impact answers, even with a JSON body."""
+    port = server.server_address[1]
+    origin = origin.format(port=port)
+    reason = f"Origin {origin!r} is not http://127.0.0.1:{port}: cross-site requests are refused"
+    status, body = raw_request(server, "POST", "/api/v1/lineage",
+                               {"Host": f"127.0.0.1:{port}", "Content-Type": "application/json", "Origin": origin},
+                               json.dumps(fixture_events()[0]).encode())
+    assert (status, body) == (403, {"error": "Forbidden", "reason": reason})
+    assert stored_events(server) == 0
+    status, body = raw_request(server, "GET", "/api/v1/impact?target=raw.orders",
+                               {"Host": f"127.0.0.1:{port}", "Origin": origin})
+    assert (status, body) == (403, {"error": "Forbidden", "reason": reason})
+
+
+def test_own_origin_is_accepted(server):
+    """Regression guard (passes on the old code too): the server's own origin, by any loopback name, may post."""
+    port = server.server_address[1]
+    for count, origin in enumerate([f"http://127.0.0.1:{port}", f"http://localhost:{port}"], start=1):
+        status, _ = raw_request(server, "POST", "/api/v1/lineage",
+                                {"Host": f"127.0.0.1:{port}", "Content-Type": "application/json", "Origin": origin},
+                                json.dumps(fixture_events()[count - 1]).encode())
+        assert status == 201
+        assert stored_events(server) == count
+
+
+@pytest.mark.parametrize("host", ["evil.example:{port}", "evil.example", "127.0.0.1.evil.example:{port}",
+                                  "localhost:{other}", "127.0.0.1:{other}", "[::1]:{other}", "10.0.0.1:{port}",
+                                  "localhost:", "[::1"])
+def test_foreign_host_on_loopback_is_403_and_stores_nothing(server, host):
+    """DNS rebinding: a foreign name resolved to 127.0.0.1 arrives with its own Host; nothing is answered or stored."""
+    port = server.server_address[1]
+    host = host.format(port=port, other=port + 1 if port < 65535 else port - 1)
+    reason = f"Host {host!r} is not a loopback name with port {port}"
+    for path in ("/api/v1/impact?target=raw.orders", "/healthz"):
+        assert raw_request(server, "GET", path, {"Host": host}) == (403, {"error": "Forbidden", "reason": reason})
+    status, body = raw_request(server, "POST", "/api/v1/lineage", {"Host": host, "Content-Type": "application/json"},
+                               json.dumps(fixture_events()[0]).encode())
+    assert (status, body) == (403, {"error": "Forbidden", "reason": reason})
+    assert stored_events(server) == 0
+
+
+@pytest.mark.parametrize("host", ["localhost:{port}", "localhost", "LOCALHOST:{port}", "127.0.0.1:{port}",
+                                  "127.0.0.1", "127.1.2.3:{port}", "[::1]:{port}", "[::1]"])
+def test_loopback_host_is_accepted(server, host):
+    """Regression guard (passes on the old code too): every loopback name, with our port or none, is answered."""
+    host = host.format(port=server.server_address[1])
+    assert raw_request(server, "GET", "/healthz", {"Host": host}) == (200, {"status": "ok"})
+
+
+def test_non_loopback_bind_leaves_the_host_to_the_token(tmp_path):
+    """Bound to all interfaces the Host check does not apply (the token protects; regression guard, passes on the
+    old code), while a foreign Origin is still refused (fails on the old code)."""
+    srv = make_server(tmp_path / "wide.db", host="0.0.0.0", port=0, token=TOKEN)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        port = srv.server_address[1]
+        bearer = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+        event = json.dumps(fixture_events()[0]).encode()
+        status, body = raw_request(srv, "POST", "/api/v1/lineage", {"Host": f"lineage.corp.example:{port}"} | bearer,
+                                   event)
+        assert (status, body) == (201, {"stored": 1, "duplicates": 0, "skipped": 0, "errors": []})
+        status, _ = raw_request(srv, "POST", "/api/v1/lineage", {"Host": "lineage.corp.example"}, event)
+        assert status == 401
+        origin = "https://evil.example"
+        status, body = raw_request(srv, "POST", "/api/v1/lineage",
+                                   {"Host": f"lineage.corp.example:{port}", "Origin": origin} | bearer, event)
+        assert (status, body) == (403, {"error": "Forbidden", "reason": f"Origin {origin!r} is not "
+                                                                        f"http://0.0.0.0:{port}: cross-site "
+                                                                        "requests are refused"})
+        assert stored_events(srv) == 1
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        thread.join(5)
+
+
+SPARK_LISTENER_EMIT = """
+import io.openlineage.client.OpenLineageClientUtils;
+import io.openlineage.client.transports.HttpConfig;
+import io.openlineage.client.transports.HttpTransport;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+public class EmitOverHttp {
+  public static void main(String[] args) throws Exception {
+    HttpConfig config = new HttpConfig();
+    config.setUrl(URI.create(args[0]));
+    config.setEndpoint("/api/v1/lineage");
+    try (HttpTransport transport = new HttpTransport(config)) {
+      transport.emit(OpenLineageClientUtils.runEventFromJson(Files.readString(Path.of(args[1]))));
+    }
+  }
+}
+"""
+
+
+def test_spark_listener_http_transport_is_accepted(server, tmp_path):
+    """Regression guard (passes on the old code too): the HttpTransport inside the OpenLineage Spark listener jar
+    (it sends `Content-Type: application/json; charset=UTF-8` and `Host: 127.0.0.1:PORT`) still stores its event."""
+    import shutil
+
+    import pyspark
+
+    from dq_governance.lineage.spark import find_listener_jar
+
+    jar = find_listener_jar()
+    slf4j = sorted((Path(pyspark.__file__).parent / "jars").glob("slf4j-api-*.jar"))
+    if shutil.which("java") is None or jar is None or not slf4j:
+        pytest.skip("needs java, the OpenLineage Spark listener jar (make listener-jar) and pyspark's slf4j-api")
+    source = tmp_path / "EmitOverHttp.java"
+    source.write_text(SPARK_LISTENER_EMIT)
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(fixture_events()[0]))
+    run = subprocess.run(["java", "-cp", f"{jar}:{slf4j[-1]}", str(source), server.url, str(event)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert stored_events(server) == 1

@@ -14,7 +14,9 @@ from dq_governance.lineage.graph import DEFAULT_DB
 
 
 @cli.command("serve")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind (localhost by default).")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Interface to bind (localhost by default). On loopback a request naming another Host is refused "
+                   "(DNS rebinding); on any other interface only the token keeps others out: set one.")
 @click.option("--port", type=click.IntRange(0, 65535), default=5000, show_default=True)
 @click.option("--db", "db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB, show_default=True,
               help="The lineage store.")

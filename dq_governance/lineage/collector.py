@@ -6,6 +6,11 @@ gzip-encoded. Valid events are stored and answered with 201; bad JSON or an inva
 gives 400 with the reason; a body above the limit gives 413 without being read. `GET /api/v1/impact`
 answers impact queries and `GET /healthz` liveness. When a bearer token is configured (an environment
 variable), every endpoint but /healthz requires it, else 401. The token is never logged.
+
+Browsers are kept out, token or not: a POST must be `Content-Type: application/json` (else 415), so a
+cross-site "simple" request (text/plain, a form) cannot plant events; a request whose `Origin` is not this
+server's own gets 403; and on a loopback address a `Host` that is not a loopback name with our port gets 403,
+so a DNS-rebinding page cannot read impact answers. On another interface the token is the protection.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import gzip
 import hmac
 import io
+import ipaddress
 import json
 import logging
 import socket
@@ -53,6 +59,9 @@ class CollectorServer(ThreadingHTTPServer):
         self.token = token or None
         self.write_lock = threading.Lock()
         super().__init__(address, CollectorHandler)
+        # The names this server is reached by, for the Origin check: the host as given and the bound address.
+        self.own_hosts = {address[0].lower(), str(self.server_address[0]).lower()}
+        self.loopback = _is_loopback_host(str(self.server_address[0]))
 
     def server_close(self) -> None:
         """Close the socket and the store."""
@@ -65,6 +74,17 @@ class CollectorServer(ThreadingHTTPServer):
         """http://host:port of the bound socket."""
         host, port = self.server_address[:2]
         return f"http://{host}:{port}"
+
+    def is_own_host(self, authority: str, default_port: int | None) -> bool:
+        """Whether `host[:port]` names this server: our port (or none given and `default_port` is ours),
+        and on loopback any loopback name, elsewhere the bound host."""
+        split = _split_authority(authority)
+        if split is None:
+            return False
+        host, port = split
+        if (port if port is not None else default_port) not in (None, self.server_address[1]):
+            return False
+        return _is_loopback_host(host) if self.loopback else host in self.own_hosts
 
 
 class CollectorHandler(BaseHTTPRequestHandler):
@@ -101,6 +121,24 @@ class CollectorHandler(BaseHTTPRequestHandler):
     def _error(self, status: int, reason: str) -> None:
         self._send(status, {"error": HTTPStatus(status).phrase, "reason": reason})
 
+    def _same_site(self) -> bool:
+        """Refuse (403) a browser's cross-site request: a foreign Origin, or on loopback a foreign Host."""
+        if self.server.loopback:  # DNS rebinding: a foreign name resolving to 127.0.0.1 arrives with its own Host
+            for host in self.headers.get_all("Host") or []:
+                if not self.server.is_own_host(host, None):
+                    self._error(HTTPStatus.FORBIDDEN, f"Host {host!r} is not a loopback name with port "
+                                                      f"{self.server.server_address[1]}")
+                    return False
+        for origin in self.headers.get_all("Origin") or []:
+            url = urlsplit(origin)
+            own = (url.scheme == "http" and not (url.path or url.query or url.fragment)
+                   and self.server.is_own_host(url.netloc, 80))  # an origin without a port is on port 80
+            if not own:
+                self._error(HTTPStatus.FORBIDDEN, f"Origin {origin!r} is not {self.server.url}: "
+                                                  "cross-site requests are refused")
+                return False
+        return True
+
     def _authorised(self) -> bool:
         if not self.server.token:
             return True
@@ -114,6 +152,8 @@ class CollectorHandler(BaseHTTPRequestHandler):
     # -- GET ---------------------------------------------------------------
     def do_GET(self) -> None:  # noqa: N802 (http.server naming)
         """Route /healthz and /api/v1/impact."""
+        if not self._same_site():
+            return
         url = urlsplit(self.path)
         if url.path == "/healthz":
             self._send(HTTPStatus.OK, {"status": "ok"})
@@ -151,10 +191,18 @@ class CollectorHandler(BaseHTTPRequestHandler):
     # -- POST --------------------------------------------------------------
     def do_POST(self) -> None:  # noqa: N802
         """Accept OpenLineage events at /api/v1/lineage."""
+        if not self._same_site():
+            return
         if urlsplit(self.path).path != LINEAGE_PATH:
             self._error(HTTPStatus.NOT_FOUND, f"no route {self.path}")
             return
         if not self._authorised():
+            return
+        content_type = self.headers.get("Content-Type")
+        if not _is_json_content_type(content_type):
+            # a browser sends text/plain or a form cross-site without a preflight; application/json needs one
+            self._error(HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
+                        f"Content-Type must be application/json, not {content_type!r}")
             return
         length_text = self.headers.get("Content-Length")
         if length_text is None:
@@ -214,6 +262,41 @@ class CollectorHandler(BaseHTTPRequestHandler):
             return
         self._send(HTTPStatus.CREATED, {"stored": stats.stored, "duplicates": stats.duplicates,
                                         "skipped": stats.skipped, "errors": stats.errors})
+
+
+def _is_json_content_type(value: str | None) -> bool:
+    """application/json, optionally with a charset (the Spark listener sends `application/json; charset=UTF-8`)."""
+    if value is None:
+        return False
+    media_type, *parameters = (part.strip() for part in value.split(";"))
+    return media_type.lower() == "application/json" and all(p.lower().startswith("charset=") for p in parameters)
+
+
+def _split_authority(authority: str) -> tuple[str, int | None] | None:
+    """`host[:port]` (an IPv6 host in brackets) -> (lower-case host, port or None); None when malformed."""
+    if authority.startswith("["):
+        host, closed, rest = authority[1:].partition("]")
+        if not closed or (rest and not rest.startswith(":")):
+            return None
+        port_text = rest[1:] if rest else None
+    else:
+        host, colon, port_text = authority.partition(":")
+        port_text = port_text if colon else None
+    if port_text is None:
+        return host.lower(), None
+    if not (port_text.isascii() and port_text.isdigit()):
+        return None
+    return host.lower(), int(port_text)
+
+
+def _is_loopback_host(host: str) -> bool:
+    """localhost, 127.0.0.0/8 or ::1."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _drain(stream: Any, length: int) -> None:
