@@ -7,12 +7,16 @@ decimal / date / timestamp / boolean, numeric min / max / quantiles, string leng
 distinct values of short strings, and hit counts of the format detectors (`checks.formats`, text columns) and
 of the PII detectors (`masking.detect`, every column as text, as `dqgov scan-pii` scans them).
 
-Suggestions (each written with a `# evidence` comment): the type; `required` where no value is missing;
+Suggestions (each written with a `# evidence` comment): the type (text where a value has a leading zero or a
+format matches every value, as a number would drop the zeros); `required` where no value is missing;
 `unique` where distinct = present = rows (integer / text columns); `allowed_values` for low-cardinality
 text; `minimum` / `maximum` from the 1st / 99th percentile with a margin of 10% of their spread (floored
 at 0 when no negative value was seen; not on unique identifiers, which grow); `format` where every value
 matches a known format; `pattern` where every value has one shape (no 0 / x in it); `pii` / `classification` / `masking`
-from the PII detectors. Raw values of columns flagged as PII never appear in the draft, not even in comments.
+from the PII detectors. A column with any PII detector hit gets no suggestion or statistic that quotes its
+values (allowed values, range, pattern, min / max, shape), not even in comments; the draft says why. Allowed
+values, format and pattern are left out of a text column with leading or trailing spaces: the checks test the
+value as written. Struct, array, map and binary columns are declared with their read type, unprofiled.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from dq_governance.checks import compat, formats
+from dq_governance.contracts.spark_types import is_spark_type
+from dq_governance.errors import InputDataError
 from dq_governance.identifiers import quote_identifier
 from dq_governance.masking import detect
 from dq_governance.masking.proposals import PROPOSALS
@@ -43,6 +49,8 @@ MAX_VALUE_LENGTH = 64
 RANGE_MARGIN = 0.10
 _PLAIN_NUMBER = r"^[+-]?[0-9]+(\.[0-9]+)?$"
 _INTEGER = r"^[+-]?[0-9]+$"
+#: a number written with a leading zero ("0123", "-007", "00.5"; not "0" or "0.5"): a numeric type drops it
+_LEADING_ZERO = r"^[+-]?0[0-9]"
 _ISO_DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 _ISO_TIMESTAMP = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?$"
 #: formats the format rule can check, from the detectors plus uuid / url from the check engine
@@ -51,6 +59,8 @@ _FORMAT_CHECKS = {"uuid": formats.UUID_RE, "url": formats.URL_RE}
 _FORMAT_OF_DETECTOR = {"BR_CPF": "cpf", "BR_CNPJ": "cnpj", "EMAIL_ADDRESS": "email", "PHONE_NUMBER": "phone",
                        "IP_ADDRESS": "ipv4"}
 _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+#: types the profile does not measure (their fields are declared with the read type only)
+_UNPROFILED = (T.StructType, T.ArrayType, T.MapType, T.BinaryType)
 
 
 @dataclass
@@ -77,11 +87,39 @@ class ColumnProfile:
     first: str | None = None  # min / max as text for dates and timestamps
     last: str | None = None
     hits: dict[str, int] = field(default_factory=dict)  # detector / format -> matching values
+    leading_zeros: int = 0  # text values with a leading zero ("0123")
+    padded: int = 0  # text values with leading or trailing spaces (measured trimmed, checked as written)
 
     @property
     def nulls(self) -> int:
         """Rows with no value (null, or blank text)."""
         return self.rows - self.present
+
+    @property
+    def value_hits(self) -> dict[str, int]:
+        """PII detector -> values it matched, for the detectors whose value evidence counts for this column."""
+        named = detect.name_matches(self.name)
+        return {d.pii_type: self.hits[d.pii_type] for d in detect.DETECTORS
+                if self.hits.get(d.pii_type) and (not d.values_need_name or d.pii_type in named)}
+
+
+@dataclass
+class UnprofiledColumn:
+    """A struct / array / map / binary column: declared in the draft with its read type, not measured."""
+
+    name: str
+    source_type: str  # the Spark type as read (simpleString)
+    position: int  # its index among the input's columns
+
+    @property
+    def kind(self) -> str:
+        """struct, array, map or binary."""
+        return self.source_type.split("<", 1)[0]
+
+    @property
+    def expressible(self) -> bool:
+        """Whether the contract's type syntax can state the read type (struct field names must be identifiers)."""
+        return is_spark_type(self.source_type)
 
 
 @dataclass
@@ -92,6 +130,7 @@ class Profile:
     columns: list[ColumnProfile]
     source: str
     profiled_at: datetime
+    unprofiled: list[UnprofiledColumn] = field(default_factory=list)
 
 
 def _q(name: str) -> Column:
@@ -119,9 +158,13 @@ def _estimated_bytes(df: DataFrame) -> int | None:
 
 
 def profile(df: DataFrame, *, source: str = "", approx_distinct: bool | None = None) -> Profile:
-    """Measure every top-level atomic column of df in one Spark job."""
-    skip = (T.StructType, T.ArrayType, T.MapType, T.BinaryType)
-    columns = [f for f in df.schema.fields if not isinstance(f.dataType, skip)]
+    """Measure every top-level atomic column of df in one Spark job (InputDataError when there is nothing to)."""
+    where = source or "the input"
+    if not df.schema.fields:
+        raise InputDataError(f"{where}: no columns to profile")
+    columns = [f for f in df.schema.fields if not isinstance(f.dataType, _UNPROFILED)]
+    unprofiled = [UnprofiledColumn(f.name, f.dataType.simpleString(), i) for i, f in enumerate(df.schema.fields)
+                  if isinstance(f.dataType, _UNPROFILED)]
     if approx_distinct is None:
         size = _estimated_bytes(df)
         approx_distinct = size is not None and size > APPROX_ABOVE_BYTES
@@ -153,6 +196,8 @@ def profile(df: DataFrame, *, source: str = "", approx_distinct: bool | None = N
             add("date", F.count_if(text.rlike(_ISO_DATE) & formats.parse_date(text, "yyyy-MM-dd").isNotNull()))
             add("timestamp", F.count_if(text.rlike(_ISO_TIMESTAMP) & compat.try_cast(trimmed, "timestamp").isNotNull()))
             add("boolean", F.count_if(F.lower(text).isin("true", "false")))
+            add("leading_zeros", F.count_if(text.rlike(_LEADING_ZERO)))
+            add("padded", F.count_if(text.isNotNull() & (raw != F.trim(raw))))
             number = F.when(text.rlike(_PLAIN_NUMBER), compat.try_cast(trimmed, "double"))
             add("scale", F.max(F.length(F.regexp_extract(text, r"^[+-]?[0-9]+\.([0-9]+)$", 1))))
             add("int_digits", F.max(F.length(F.regexp_extract(text, r"^[+-]?([0-9]+)", 1))))
@@ -182,8 +227,10 @@ def profile(df: DataFrame, *, source: str = "", approx_distinct: bool | None = N
         plans.append((struct, keys))
     row = df.agg(*aggs).collect()[0].asDict()  # THE pass
     rows = int(row["rows"])
+    if rows == 0:
+        raise InputDataError(f"{where}: no rows to profile")
     return Profile(rows, [_column(struct, keys, row, rows, not approx_distinct) for struct, keys in plans],
-                   source, datetime.now(timezone.utc))
+                   source, datetime.now(timezone.utc), unprofiled)
 
 
 def _column(struct: T.StructField, keys: dict[str, str], row: dict[str, Any], rows: int, exact: bool) -> ColumnProfile:
@@ -200,6 +247,7 @@ def _column(struct: T.StructField, keys: dict[str, str], row: dict[str, Any], ro
         shape=got.get("shape"), shapes=int(got.get("shapes") or 0), values=got.get("values"),
         first=got.get("first"), last=got.get("last"),
         hits={k.split(":", 1)[1]: int(v) for k, v in got.items() if k.startswith("hit:")},
+        leading_zeros=int(got.get("leading_zeros") or 0), padded=int(got.get("padded") or 0),
     )
 
 
@@ -215,16 +263,25 @@ class Suggestion:
     evidence: str
 
 
-def infer_type(col: ColumnProfile) -> Suggestion:
-    """The narrowest type every present value converts to (text input); the read type otherwise."""
+def infer_type(col: ColumnProfile, fmt: str | None = None) -> Suggestion:
+    """The narrowest type every present value converts to without loss (text input); the read type otherwise.
+
+    `fmt` is the format every value has (`suggest` finds it): a format is checked on the text, so it stays text.
+    """
     n = col.present
     if col.source_type != "string":
         return Suggestion("type", col.source_type, f"read as {col.source_type}")
     if n == 0:
         return Suggestion("type", "string", "no values to infer from")
+    if fmt is not None:
+        return Suggestion("type", "string", f"all {n} values have the {fmt} format, which is checked on the text")
     casts = col.casts
     if casts.get("boolean") == n:
         return Suggestion("type", "boolean", f"all {n} values are true/false")
+    numbers = "integers" if casts.get("long") == n else "plain numbers" if casts.get("decimal") == n else None
+    if numbers and col.leading_zeros:
+        return Suggestion("type", "string", f"all {n} values are {numbers}, but {col.leading_zeros} have a "
+                          "leading zero that a number would drop")
     if casts.get("long") == n:
         return Suggestion("type", "long", f"all {n} values are integers")
     if casts.get("decimal") == n:
@@ -245,8 +302,9 @@ def pii_finding(col: ColumnProfile) -> tuple[str, float] | None:
     """(PII type, confidence) from the detectors' hit rates and the column name, or None."""
     if col.present == 0 and not detect.name_matches(col.name):
         return None
-    rates = {t: (col.hits.get(t, 0) / col.present if col.present else 0.0)
-             for t in (d.pii_type for d in detect.DETECTORS if d.values is not None)}
+    # no present value: nothing was tested, so the name alone decides (detect.score)
+    rates = {t: col.hits.get(t, 0) / col.present
+             for t in (d.pii_type for d in detect.DETECTORS if d.values is not None)} if col.present else {}
     candidates = detect.score(col.name, rates)
     if candidates and candidates[0][1] >= detect.DEFAULT_MIN_CONFIDENCE:
         return candidates[0][0], candidates[0][1]
@@ -254,11 +312,16 @@ def pii_finding(col: ColumnProfile) -> tuple[str, float] | None:
 
 
 def suggest(col: ColumnProfile) -> list[Suggestion]:
-    """Every suggestion for one column, in the contract's key order."""
-    out = [infer_type(col)]
+    """Every suggestion for one column, in the contract's key order (`notes` says what was left out and why)."""
+    pii = pii_finding(col)
+    fmt = _format(col, pii)
+    out = [infer_type(col, fmt.value if fmt else None)]
     kind = out[0].value
     n, rows = col.present, col.rows
-    pii = pii_finding(col)
+    # any detector hit, flagged or not: the values may be personal data, so none is quoted (notes say so)
+    withheld = pii is not None or bool(col.value_hits)
+    # values were measured trimmed; allowed values, formats and patterns are checked on the value as written
+    as_written = col.padded == 0
     if rows and col.nulls == 0:
         out.append(Suggestion("required", True, f"0 missing values in {rows} rows"))
     integral = kind in ("long", "int", "bigint", "smallint", "tinyint", "string")
@@ -266,18 +329,18 @@ def suggest(col: ColumnProfile) -> list[Suggestion]:
     unique = bool(rows and integral and col.nulls == 0 and col.distinct == rows and rows > 1)
     if unique:
         out.append(Suggestion("unique", True, f"{col.distinct} {distinct_word} values in {rows} rows"))
-    fmt = _format(col, pii)
-    if (kind == "string" and not pii and not unique and col.values is not None and n
+    if (kind == "string" and not withheld and as_written and not unique and col.values is not None and n
             and len(col.values) == col.distinct and col.distinct <= MAX_ALLOWED_VALUES and col.distinct * 2 <= n):
         out.append(Suggestion("allowed_values", list(col.values),
                               f"{col.distinct} distinct values in {n}; every value seen repeats on average "
                               f"{n / col.distinct:.1f} times"))
-    if kind not in ("string", "boolean", "date", "timestamp") and not unique and col.quantiles and pii is None:
-        out.extend(_range(col))  # its evidence quotes values (min, max, p1, p99): never for a PII column
+    if kind not in ("string", "boolean", "date", "timestamp") and not unique and col.quantiles and not withheld:
+        out.extend(_range(col))  # its evidence quotes values (min, max, p1, p99)
     if fmt is not None:
-        out.append(fmt)
+        if as_written:
+            out.append(fmt)
     elif (kind == "string" and not any(s.key == "allowed_values" for s in out) and col.shapes == 1 and col.shape
-          and n > 1 and not pii and _shape_regex(col.shape) is not None):
+          and n > 1 and not withheld and as_written and _shape_regex(col.shape) is not None):
         out.append(Suggestion("pattern", _shape_regex(col.shape), f"all {n} values have the shape {col.shape!r}"))
     if pii is not None:
         det = detect.DETECTOR_BY_TYPE[pii[0]]
@@ -291,11 +354,25 @@ def suggest(col: ColumnProfile) -> list[Suggestion]:
     return out
 
 
+def notes(col: ColumnProfile) -> list[str]:
+    """What `suggest` left out of one column and why (comment lines under its field)."""
+    out = []
+    hits = col.value_hits
+    if hits:
+        looks = ", ".join(f"{count} look like {kind}" for kind, count in hits.items())
+        out.append(f"values withheld (no allowed values, range, pattern or value statistics): of {col.present} "
+                   f"values, {looks}")
+    if col.padded:
+        out.append(f"{col.padded} of {col.present} values have leading or trailing spaces: no allowed_values, "
+                   "format or pattern is suggested, as those checks test the value as written")
+    return out
+
+
 def _format(col: ColumnProfile, pii: tuple[str, float] | None) -> Suggestion | None:
-    """A format every present value matches (the detected PII entity's format first)."""
+    """A format every present text value has (the detected PII entity's format first); the field then stays text."""
     n = col.present
     if not n or col.source_type != "string":
-        return None
+        return None  # a typed column is checked in its type: no format is judged on its text
     order = []
     if pii and _FORMAT_OF_DETECTOR.get(pii[0]):
         order.append((pii[0], _FORMAT_OF_DETECTOR[pii[0]]))
@@ -370,13 +447,8 @@ def draft_contract(prof: Profile, *, name: str, path: str | None = None, fmt: st
     if fmt:
         lines.append(f"  format: {_y(fmt)}")
     lines += ["schema:", "  fields:"]
-    for col in prof.columns:
-        suggestions = suggest(col)
-        pii = any(s.key == "pii" for s in suggestions)
-        lines.append(f"    # {_stats(col, pii)}")
-        lines.append(f"    - name: {_y(col.name)}")
-        for s in suggestions:
-            lines.append(f"      {s.key}: {_y(s.value)}  # {s.evidence}")
+    for col in _in_input_order(prof):
+        lines += _unprofiled_field(col) if isinstance(col, UnprofiledColumn) else _field(col)
     lines += ["quality:", "  on_failure: quarantine", "  rules:",
               "    - type: row_count",
               f"      must_be: \">= 1\"  # the profiled input had {prof.rows} rows; an empty load is an incident",
@@ -384,18 +456,41 @@ def draft_contract(prof: Profile, *, name: str, path: str | None = None, fmt: st
     return "\n".join(lines) + "\n"
 
 
-def _stats(col: ColumnProfile, pii: bool) -> str:
-    """The evidence line above a field; no raw values for PII columns."""
+def _in_input_order(prof: Profile) -> list[ColumnProfile | UnprofiledColumn]:
+    """Profiled and unprofiled columns merged back into the input's column order."""
+    profiled = iter(prof.columns)
+    at = {col.position: col for col in prof.unprofiled}
+    return [at[i] if i in at else next(profiled) for i in range(len(prof.columns) + len(prof.unprofiled))]
+
+
+def _field(col: ColumnProfile) -> list[str]:
+    suggestions = suggest(col)
+    withheld = bool(col.value_hits) or any(s.key == "pii" for s in suggestions)
+    lines = [f"    # {_stats(col, withheld)}", f"    - name: {_y(col.name)}"]
+    lines += [f"      {s.key}: {_y(s.value)}  # {s.evidence}" for s in suggestions]
+    return lines + [f"      # {note}" for note in notes(col)]
+
+
+def _unprofiled_field(col: UnprofiledColumn) -> list[str]:
+    """The field of a column the profile does not measure, declared so a check run from the draft keeps it."""
+    if not col.expressible:
+        return [f"    # {col.name}: not profiled ({col.kind}) and left out: the contract's type syntax cannot state its "
+                f"read type {col.source_type}; a check run drops it as undeclared"]
+    return [f"    - name: {_y(col.name)}", f"      type: {_y(col.source_type)}  # not profiled ({col.kind})"]
+
+
+def _stats(col: ColumnProfile, withheld: bool) -> str:
+    """The evidence line above a field; no raw values (nor their shapes) when the column's values are withheld."""
     parts = [f"{col.name}: {col.present} values, {col.nulls} missing, "
              f"{col.distinct} {'distinct' if col.distinct_exact else 'distinct (approx.)'}"]
-    if col.min is not None and not pii:
+    if col.min is not None and not withheld:
         quart = ", ".join(f"p{int(q * 100)} {_n(v)}" for q, v in col.quantiles.items())
         parts.append(f"min {_n(col.min)}, max {_n(col.max)}, {quart}")
-    if col.first is not None and not pii:
+    if col.first is not None and not withheld:
         parts.append(f"from {col.first} to {col.last}")
     if col.min_length is not None:
         parts.append(f"length {col.min_length}-{col.max_length}")
-    if col.shape is not None and not pii:  # the most common shape of a short value can be most of the value
+    if col.shape is not None and not withheld:  # the most common shape of a short value can be most of the value
         parts.append(f"{col.shapes} shape(s), most common {col.shape!r}")
     if col.hits:
         found = [f"{k} {v}" for k, v in col.hits.items() if v]

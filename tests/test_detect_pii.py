@@ -277,3 +277,67 @@ def test_name_heuristics():
     assert detect.name_matches("ip_origem") == ["IP_ADDRESS"]
     assert detect.name_matches("shipping_zip") == ["ZIP_CODE"]
     assert detect.name_matches("pipeline") == []
+
+
+def test_names_match_whole_words_only():
+    """`hotel_id` holds no `tel`, `namespace` no `name`; `event_name` names no person. `email_verified`,
+    `is_mobile` and `card_type` do name the entity: their values decide (see the scan test below)."""
+    got = {name: detect.name_matches(name) for name in (
+        "hotel_id", "namespace", "event_name", "nome_fantasia", "email_verified", "is_mobile", "card_type",
+        "email", "e_mail", "customerEmail", "telefone", "celular", "phone_number", "CPFCliente", "card_number",
+        "full_name", "lastName", "nome_do_cliente", "IPv4", "email_address")}
+    assert got == {
+        "hotel_id": [], "namespace": [], "event_name": [], "nome_fantasia": [],
+        "email_verified": ["EMAIL_ADDRESS"], "is_mobile": ["PHONE_NUMBER"], "card_type": ["CREDIT_CARD"],
+        "email": ["EMAIL_ADDRESS"], "e_mail": ["EMAIL_ADDRESS"], "customerEmail": ["EMAIL_ADDRESS"],
+        "telefone": ["PHONE_NUMBER"], "celular": ["PHONE_NUMBER"], "phone_number": ["PHONE_NUMBER"],
+        "CPFCliente": ["BR_CPF"], "card_number": ["CREDIT_CARD"], "full_name": ["PERSON"], "lastName": ["PERSON"],
+        "nome_do_cliente": ["PERSON"], "IPv4": ["IP_ADDRESS"],
+        "email_address": ["EMAIL_ADDRESS"],  # an e-mail address is no LOCATION
+    }
+
+
+def test_a_name_counts_alone_only_when_there_is_nothing_to_test():
+    rejected = {"EMAIL_ADDRESS": 0.0, "PHONE_NUMBER": 0.0, "BR_CPF": 0.0}
+    assert detect.score("email_verified", rejected) == []
+    assert detect.score("email", {}) == [("EMAIL_ADDRESS", 0.6, None, True)]  # no present value: the name alone
+    assert detect.score("email", {"EMAIL_ADDRESS": 0.5}) == [("EMAIL_ADDRESS", 0.8, 0.5, True)]  # 1 - 0.4 * 0.5
+
+
+def test_a_name_alone_never_outweighs_values_that_do_not_match(spark):
+    """Names that match a detector, values that do not: not PII. The true positives keep their confidence."""
+    rng = random.Random(5)
+    rows = [(
+        ["true", "false"][i % 2], 100 + i % 5, ["true", "false"][i % 3 == 0], ["click", "view", "buy"][i % 3],
+        ["prod", "dev"][i % 2], ["visa", "master"][i % 2], email(rng), email(rng), email(rng), phone(rng),
+        phone(rng), phone(rng), cpf(rng), card(rng), f"Pessoa {i}", f"Pessoa {i}", "", None,
+    ) for i in range(40)]
+    schema = ("email_verified string, hotel_id long, is_mobile string, event_name string, namespace string, "
+              "card_type string, email string, e_mail string, customer_email string, telefone string, "
+              "celular string, phone_number string, cpf string, card_number string, full_name string, "
+              "nome string, email_blank string, telefone_null string")
+    report = detect.scan_pii(spark.createDataFrame(rows, schema))
+    found = {f.column: (f.pii_type, f.confidence, f.hit_rate, f.non_null, f.name_match) for f in report.findings}
+    assert found == {
+        "email": ("EMAIL_ADDRESS", 1.0, 1.0, 40, True), "e_mail": ("EMAIL_ADDRESS", 1.0, 1.0, 40, True),
+        "customer_email": ("EMAIL_ADDRESS", 1.0, 1.0, 40, True), "telefone": ("PHONE_NUMBER", 1.0, 1.0, 40, True),
+        "celular": ("PHONE_NUMBER", 1.0, 1.0, 40, True), "phone_number": ("PHONE_NUMBER", 1.0, 1.0, 40, True),
+        "cpf": ("BR_CPF", 1.0, 1.0, 40, True), "card_number": ("CREDIT_CARD", 1.0, 1.0, 40, True),
+        "full_name": ("PERSON", 0.6, None, 40, True), "nome": ("PERSON", 0.6, None, 40, True),
+        # no present value to test: the name is all the evidence
+        "email_blank": ("EMAIL_ADDRESS", 0.6, None, 0, True), "telefone_null": ("PHONE_NUMBER", 0.6, None, 0, True),
+    }
+    assert report.not_scanned == {}
+
+
+def test_blanks_are_missing_and_nested_columns_are_named(spark):
+    """4 e-mails and 6 blank strings: 4 of 4 present values match. Struct, array, map and binary columns are
+    listed as not scanned, with their type."""
+    rows = [(f"user{i}@example.com" if i < 4 else ["", "   "][i % 2], {"mail": "a@example.com"}, ["x"], {"k": "v"},
+             bytearray(b"\x00")) for i in range(10)]
+    df = spark.createDataFrame(rows, "contato string, cliente struct<mail:string>, tags array<string>, "
+                                     "attrs map<string,string>, blob binary")
+    report = detect.scan_pii(df)
+    assert [(f.column, f.pii_type, f.confidence, f.hit_rate, f.non_null) for f in report.findings] == [
+        ("contato", "EMAIL_ADDRESS", 1.0, 1.0, 4)]
+    assert report.not_scanned == {"cliente": "struct", "tags": "array", "attrs": "map", "blob": "binary"}

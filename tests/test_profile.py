@@ -166,3 +166,171 @@ def test_a_numeric_cpf_column_is_flagged_and_its_values_withheld(spark):
     assert "    # documento: 6 values, 0 missing, 6 distinct; detector hits: BR_CPF 6\n" in text
     assert "      pii: true  # PII detector BR_CPF, confidence 1.00, 6 of 6 values match\n" in text
     assert [c for c in cpfs if str(c) in text] == []
+
+
+TEXT = REPO / "tests" / "fixtures" / "profile_text" / "clientes.csv"
+#: the keys a profile derives from the values; pii / classification / masking come from the PII detectors' proposals
+_VALUE_KEYS = ("type", "required", "unique", "allowed_values", "minimum", "maximum", "format", "pattern")
+
+
+@pytest.fixture(scope="module")
+def text_draft(spark, tmp_path_factory):
+    """clientes.csv profiled and drafted: CPFs and CEPs with leading zeros, bare mobile numbers, zero-padded lot
+    codes, a status with " pending", a contact column where 6 of 16 values are e-mails and 4 phones."""
+    prof = profile(_read(spark, "csv", str(TEXT)), source=str(TEXT), approx_distinct=False)
+    path = tmp_path_factory.mktemp("profile_text") / "clientes.yaml"
+    path.write_text(draft_contract(prof, name="clientes", path=str(TEXT), fmt="csv"))
+    return {c.name: c for c in prof.columns}, path
+
+
+def _value_suggestions(col):
+    return {s.key: s.value for s in suggest(col) if s.key in _VALUE_KEYS}
+
+
+def test_digit_columns_with_a_leading_zero_or_a_format_stay_text(text_draft):
+    cols, path = text_draft
+    assert _value_suggestions(cols["cpf"]) == {"type": "string", "required": True, "unique": True, "format": "cpf"}
+    assert _value_suggestions(cols["cep"]) == {"type": "string", "required": True, "unique": True}
+    assert _value_suggestions(cols["celular"]) == {"type": "string", "required": True, "unique": True,
+                                                   "format": "phone"}
+    assert _value_suggestions(cols["lote"]) == {"type": "string", "required": True, "allowed_values": ["007", "012"]}
+    # "0" alone is a number written plainly: qtd stays an integer column with a range
+    assert _value_suggestions(cols["qtd"]) == {"type": "long", "required": True, "minimum": 0, "maximum": 22}
+    text = path.read_text()
+    assert "      type: string  # all 16 values have the cpf format, which is checked on the text\n" in text
+    assert ("      type: string  # all 16 values are integers, but 16 have a leading zero that a number would drop\n"
+            in text)
+    assert (cols["cpf"].leading_zeros, cols["cep"].leading_zeros, cols["celular"].leading_zeros) == (8, 16, 0)
+
+
+def test_a_column_with_pii_hits_below_the_threshold_has_its_values_withheld(text_draft):
+    cols, path = text_draft
+    contato = cols["contato"]
+    assert "allowed_values" not in _value_suggestions(contato) and "pattern" not in _value_suggestions(contato)
+    text = path.read_text()
+    assert ("    # contato: 16 values, 0 missing, 6 distinct; length 3-17; "
+            "detector hits: EMAIL_ADDRESS 6, PHONE_NUMBER 4\n") in text
+    assert ("      # values withheld (no allowed values, range, pattern or value statistics): of 16 values, "
+            "6 look like EMAIL_ADDRESS, 4 look like PHONE_NUMBER\n") in text
+    raw = TEXT.read_text().splitlines()[1:]
+    contacts = {line.rsplit(",", 1)[1] for line in raw}
+    assert len(contacts) == 6 and [value for value in contacts if value in text] == []
+    assert (contato.value_hits, contato.distinct) == ({"EMAIL_ADDRESS": 6, "PHONE_NUMBER": 4}, 6)
+
+
+def test_a_numeric_column_with_a_few_cpfs_prints_no_value(spark):
+    """1 of 4 bigint values is a CPF (below the PII threshold): no range, min, max or quantile in the draft."""
+    values = [52998224725, 7, 8, 8]
+    df = spark.createDataFrame([(v,) for v in values], "referencia bigint")
+    prof = profile(df, source="refs.parquet", approx_distinct=False)
+    col = prof.columns[0]
+    assert _value_suggestions(col) == {"type": "bigint", "required": True}
+    text = draft_contract(prof, name="refs")
+    assert "    # referencia: 4 values, 0 missing, 3 distinct; detector hits: BR_CPF 1\n" in text
+    assert [v for v in values if str(v) in text.split("schema:")[1]] == []
+    assert col.value_hits == {"BR_CPF": 1}
+
+
+def test_text_with_surrounding_spaces_gets_no_allowed_values_and_says_why(text_draft):
+    cols, path = text_draft
+    status = cols["status"]
+    assert _value_suggestions(status) == {"type": "string", "required": True}
+    assert ("    - name: status\n"
+            "      type: string  # 16 values, no narrower type fits all\n"
+            "      required: true  # 0 missing values in 16 rows\n"
+            "      # 4 of 16 values have leading or trailing spaces: no allowed_values, format or pattern is "
+            "suggested, as those checks test the value as written\n") in path.read_text()
+    assert (status.padded, status.values) == (4, ["paid", "pending", "shipped"])
+
+
+def test_the_text_draft_passes_the_data_it_was_drawn_from(text_draft, spark):
+    """Every rule of the draft (formats on the leading-zero CPFs, allowed lot codes, ...) passes clientes.csv."""
+    from dq_governance.api import check
+
+    _cols, path = text_draft
+    assert lint_path(path) == []
+    result = check(_read(spark, "csv", str(TEXT)), load_contract(path))
+    try:
+        failed = {r.name: r.failed_count for r in result.rules if r.failed_count}
+        assert (failed, result.total_rows, result.valid_rows) == ({}, 16, 16)
+        assert {r.name for r in result.rules} >= {"cpf_format", "celular_format", "lote_allowed_values"}
+    finally:
+        result.release()
+
+
+def test_struct_array_map_binary_columns_are_declared_unprofiled(spark, tmp_path):
+    from dq_governance.api import check
+
+    schema = ("id long, cliente struct<mail:string,doc:string>, tags array<string>, attrs map<string,bigint>, "
+              "foto binary, extra struct<`e-mail`:string>")
+    rows = [(1, ("a@b.com", "1"), ["x"], {"k": 1}, bytearray(b"\x00"), ("c@d.com",)),
+            (2, ("e@f.com", "2"), [], {}, bytearray(b"\x01"), ("g@h.com",))]
+    df = spark.createDataFrame(rows, schema)
+    prof = profile(df, source="nested.parquet", approx_distinct=False)
+    text = draft_contract(prof, name="nested")
+    assert text.split("  fields:\n")[1].split("quality:")[0].splitlines()[5:] == [
+        "    - name: cliente",
+        '      type: "struct<mail:string,doc:string>"  # not profiled (struct)',
+        "    - name: tags",
+        '      type: "array<string>"  # not profiled (array)',
+        "    - name: attrs",
+        '      type: "map<string,bigint>"  # not profiled (map)',
+        "    - name: foto",
+        "      type: binary  # not profiled (binary)",
+        "    # extra: not profiled (struct) and left out: the contract's type syntax cannot state its read type "
+        "struct<e-mail:string>; a check run drops it as undeclared",
+    ]
+    assert [(c.name, c.source_type, c.position, c.expressible) for c in prof.unprofiled] == [
+        ("cliente", "struct<mail:string,doc:string>", 1, True), ("tags", "array<string>", 2, True),
+        ("attrs", "map<string,bigint>", 3, True), ("foto", "binary", 4, True),
+        ("extra", "struct<e-mail:string>", 5, False)]
+    path = tmp_path / "nested.yaml"
+    path.write_text(text)
+    assert lint_path(path) == []
+    result = check(df, load_contract(path))
+    try:
+        outcomes = {r.name: (r.failed_count, r.message) for r in result.rules if r.name != "row_count"}
+        assert {name: failed for name, (failed, _message) in outcomes.items() if name.endswith("_type")} == {
+            "id_type": 0, "cliente_type": 0, "tags_type": 0, "attrs_type": 0, "foto_type": 0}
+        # only the column the draft could not type is undeclared (so a write drops it, and only it)
+        assert outcomes["undeclared_columns"][1] == (
+            "1 column not in the contract, left out of the outputs (undeclared_columns: drop): extra")
+        assert result.valid_rows == 2
+    finally:
+        result.release()
+
+
+def test_cli_notices_a_column_the_contract_cannot_type(spark, tmp_path, capsys):
+    data = tmp_path / "odd.json"
+    data.write_text('{"id": 1, "extra": {"e-mail": "a@b.com"}}\n{"id": 2, "extra": {"e-mail": "c@d.com"}}\n')
+    out = tmp_path / "odd.yaml"
+    assert main(["profile", "--input", str(data), "-o", str(out)]) == 0
+    assert capsys.readouterr().err.strip() == (
+        f"dqgov: notice: {data}: column extra (struct<e-mail:string>) is not in the draft: the contract's type "
+        "syntax cannot state its type")
+    assert "    # extra: not profiled (struct) and left out" in out.read_text()
+
+
+def test_cli_refuses_input_with_no_rows_or_no_columns(spark, tmp_path, capsys):
+    header_only = tmp_path / "header_only.csv"
+    header_only.write_text("a,b\n")
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    assert main(["profile", "--input", str(header_only), "-o", str(tmp_path / "h.yaml")]) == 2
+    assert capsys.readouterr().err.strip() == f"dqgov: error: {header_only}: no rows to profile"
+    assert main(["profile", "--input", str(empty), "-o", str(tmp_path / "e.yaml")]) == 2
+    assert capsys.readouterr().err.strip() == f"dqgov: error: {empty}: no columns to profile"
+    assert not (tmp_path / "h.yaml").exists() and not (tmp_path / "e.yaml").exists()
+
+
+@pytest.mark.parametrize("name, present, hits, expected", [
+    ("email", 0, {}, ("EMAIL_ADDRESS", 0.6)),  # every value blank: nothing to test, the name alone decides
+    ("email", 10, {}, None),  # ten values, none an e-mail: the name alone is not enough
+    ("hotel_id", 0, {}, None),  # `tel` is no word of it
+])
+def test_a_column_name_decides_pii_alone_only_when_no_value_was_tested(name, present, hits, expected):
+    from dq_governance.profile import ColumnProfile, pii_finding
+
+    found = pii_finding(ColumnProfile(name=name, source_type="string", rows=10, present=present, distinct=present,
+                                      distinct_exact=True, hits=hits))
+    assert (found and (found[0], round(found[1], 2))) == expected

@@ -42,11 +42,15 @@ def profile_command(input_path: str, input_format: str | None, output: str | Non
         if sample_fraction is not None and sample_fraction < 1:
             df = df.sample(withReplacement=False, fraction=sample_fraction, seed=SAMPLE_SEED)
             described = f"{input_path} (a {sample_fraction:.0%} sample)"
-        text = draft_contract(profile(df, source=described, approx_distinct=approx), name=stem,
-                              path=input_path, fmt=fmt)
+        prof = profile(df, source=described, approx_distinct=approx)
+        text = draft_contract(prof, name=stem, path=input_path, fmt=fmt)
     finally:
         if owned:
             spark.stop()
+    for col in prof.unprofiled:
+        if not col.expressible:  # the draft says so in a comment; say it where it is seen too
+            click.echo(f"dqgov: notice: {input_path}: column {col.name} ({col.source_type}) is not in the draft: "
+                       "the contract's type syntax cannot state its type", err=True)
     if output is None:
         click.echo(text, nl=False)
         return 0

@@ -1,7 +1,8 @@
 """`dqgov scan-pii`: find columns that look like PII; propose (or write) the contract changes.
 
 Exit codes: 0 scanned (warnings included), 1 with --strict when the contract leaves PII undeclared,
-2 bad input. Output names columns, entities and rates only, never a sampled value.
+2 bad input. Output names columns, entities and rates only, never a sampled value; struct, array, map
+and binary columns, which the detectors cannot read, are named as not scanned.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ def scan_pii_command(
             "findings": [{"column": f.column, "pii_type": f.pii_type, "confidence": f.confidence,
                           "hit_rate": f.hit_rate, "non_null": f.non_null, "name_match": f.name_match}
                          for f in report.findings],
+            "not_scanned": [{"column": c, "type": t} for c, t in report.not_scanned.items()],
             "warnings": warnings, "patch": patch, "written": bool(write and proposals),
         }))
     else:
@@ -76,6 +78,8 @@ def scan_pii_command(
                    f"{len(report.findings)} column(s) look like PII")
         for finding in report.findings:
             click.echo(f"  {finding.column}: {evidence(finding)}")
+        for column, type_name in report.not_scanned.items():
+            click.echo(f"not scanned: {column} ({type_name})")
         for line in warnings:
             click.echo(line, err=True)
         if write and proposals:

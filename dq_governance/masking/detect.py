@@ -3,13 +3,13 @@
 Every value detector is a Column expression (CPF, CNPJ, e-mail and IPv4 reuse the check engine's
 builders in `checks/formats.py`; the phone detector is stricter than the `phone` format because
 detection must tell phones from ids; Luhn via Spark's `luhn_check`, IBAN mod-97 via `aggregate`), so a scan is a single
-aggregation over a deterministic sample. Reports carry column names, rates and counts only,
-never a sampled value.
+aggregation over a deterministic sample. Column names count only as whole words (`hotel_id` is no phone), and a
+name never makes PII of values the detector tested and rejected. Reports carry column names, rates and counts
+only, never a sampled value.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -19,13 +19,14 @@ from pyspark.sql import types as T
 
 from dq_governance.checks import formats
 from dq_governance.checks.regex_text import rlike
-from dq_governance.masking.proposals import NORMALISED_FORMATS
+from dq_governance.masking.proposals import NORMALISED_FORMATS, name_has, name_words
 
 DEFAULT_SAMPLE = 10_000
 SAMPLE_SEED = 20_260_101
 #: minimum confidence for a column to be reported
 DEFAULT_MIN_CONFIDENCE = 0.5
-#: what a matching column name alone is worth; combined with value evidence as independent signals
+#: what a matching column name is worth: alone when there are no values to test (or no value test), else
+#: combined with the value hits as independent signals
 NAME_WEIGHT = 0.6
 
 VALID_DDD = (
@@ -135,6 +136,7 @@ class Detector:
 
     pii_type: str
     values: Callable[[Column], Column] | None = None
+    #: matched on the name's whole words (`proposals.name_has`)
     name_pattern: str | None = None
     #: value evidence counts only when the name matches too (dates, CEPs are everywhere)
     values_need_name: bool = False
@@ -146,31 +148,55 @@ DETECTORS: tuple[Detector, ...] = (
     Detector("BR_CNPJ", is_cnpj, NORMALISED_FORMATS["cnpj"][0]),
     Detector("EMAIL_ADDRESS", is_email, NORMALISED_FORMATS["email"][0]),
     Detector("PHONE_NUMBER", is_br_phone, NORMALISED_FORMATS["phone"][0]),
-    Detector("CREDIT_CARD", is_credit_card, r"cart[aã]o|card|cc_?num|\bpan\b"),
-    Detector("IBAN_CODE", is_iban, r"iban"),
-    Detector("IP_ADDRESS", is_ipv4, r"(^|_)ip($|_)|ip_?addr|ipv4"),
-    Detector("DATE_OF_BIRTH", is_date_like, r"nasc|birth|(^|_)dob($|_)", values_need_name=True),
-    Detector("ZIP_CODE", is_cep, r"(^|_)cep($|_)|zip|postal", values_need_name=True),
-    Detector("PERSON", None, r"(^|_)nome($|_)|name|sobrenome"),
-    Detector("LOCATION", None, r"endere[cç]o|address|logradouro|(^|_)rua($|_)|street|bairro"),
+    Detector("CREDIT_CARD", is_credit_card, r"cartao|cartoes|cards?|cc_?num(ber)?|pan"),
+    Detector("IBAN_CODE", is_iban, r"ibans?"),
+    Detector("IP_ADDRESS", is_ipv4, r"ip|ip_?addr(ess)?|ipv_?4"),
+    Detector("DATE_OF_BIRTH", is_date_like, r"(dt_?)?nasc(imento)?|birth(_?(day|date))?|dob", values_need_name=True),
+    Detector("ZIP_CODE", is_cep, r"ceps?|zip(_?code)?|postal(_?code)?|post_?code", values_need_name=True),
+    Detector("PERSON", None, r"names?|nomes?|surnames?|sobrenomes?|(full|first|last)names?|nomecompleto"),
+    Detector("LOCATION", None, r"enderecos?|address(es)?|logradouros?|rua|streets?|bairros?"),
 )
 DETECTOR_BY_TYPE = {d.pii_type: d for d in DETECTORS}
-#: names that contain "name" etc. but are not about a person
-NOT_PERSONAL = re.compile(
-    r"produto|product|file|arquivo|tabela|table|empresa|company|loja|store|categor|campanha|campaign|marca|brand"
-    r"|host|bucket|column|coluna"
+#: words of names that hold a name or an address, but not a person's (`nome_produto`, `endereco_loja`)
+NOT_PERSONAL = (
+    r"produtos?|products?|files?|filenames?|arquivos?|tabelas?|tables?|empresas?|company|companies|lojas?|stores?"
+    r"|categor(ia|ias|y|ies)|campanhas?|campaigns?|marcas?|brands?|hosts?|hostnames?|buckets?|columns?|colunas?"
 )
+#: a `name` / `nome` column is a person's when it has no other word, or one of these (`customer_name`,
+#: `nome_do_cliente`); `event_name`, `nome_fantasia` (a company's trade name) are not
+PERSON_WORDS = frozenset({
+    "first", "last", "full", "middle", "given", "family", "maiden", "legal", "social", "completo",
+    "fullname", "firstname", "lastname", "surname", "surnames", "sobrenome", "sobrenomes", "nomecompleto",
+    "mae", "pai", "mother", "father", "spouse", "conjuge", "dependente", "dependent",
+    "customer", "cliente", "client", "consumer", "consumidor", "user", "usuario", "person", "pessoa",
+    "contact", "contato", "owner", "titular", "holder", "cardholder", "patient", "paciente", "employee",
+    "funcionario", "colaborador", "student", "aluno", "responsavel", "beneficiary", "beneficiario",
+    "passenger", "passageiro", "driver", "motorista", "recipient", "destinatario", "sender", "remetente",
+    "buyer", "comprador", "guest", "hospede", "member", "membro", "author", "autor", "candidate", "candidato",
+})
+#: words joining a name's parts (`nome_do_cliente`), and the generic name words themselves
+_FILLER_WORDS = frozenset({"de", "do", "da", "dos", "das", "of", "the", "name", "names", "nome", "nomes"})
+
+
+def _names_a_person(column: str) -> bool:
+    """True when a column name holding `name` / `nome` says it is a person's (see PERSON_WORDS)."""
+    others = [w for w in name_words(column) if not w.isdigit() and w not in _FILLER_WORDS]
+    return not others or any(w in PERSON_WORDS for w in others)
 
 
 def name_matches(column: str) -> list[str]:
-    """PII types whose name heuristic matches a column name."""
-    lowered = column.lower()
-    out = []
+    """PII types whose name heuristic matches a column name's whole words."""
+    out: list[str] = []
     for det in DETECTORS:
-        if det.name_pattern and re.search(det.name_pattern, lowered):
-            if det.pii_type in ("PERSON", "LOCATION") and NOT_PERSONAL.search(lowered):
-                continue
-            out.append(det.pii_type)
+        if not det.name_pattern or not name_has(det.name_pattern, column):
+            continue
+        if det.pii_type in ("PERSON", "LOCATION") and name_has(NOT_PERSONAL, column):
+            continue
+        if det.pii_type == "PERSON" and not _names_a_person(column):
+            continue
+        if det.pii_type == "LOCATION" and {"EMAIL_ADDRESS", "IP_ADDRESS"} & set(out):
+            continue  # an e-mail or IP address is no place
+        out.append(det.pii_type)
     return out
 
 
@@ -185,6 +211,7 @@ class Finding:
     pii_type: str
     confidence: float
     hit_rate: float | None
+    #: sampled values present: not null and not blank (the base of `hit_rate`)
     non_null: int
     name_match: bool
 
@@ -197,6 +224,8 @@ class ScanReport:
     total_rows: int
     findings: list[Finding] = field(default_factory=list)
     rates: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: columns the value detectors cannot read -> their type name (struct, array, map, binary)
+    not_scanned: dict[str, str] = field(default_factory=dict)
 
     def by_column(self) -> dict[str, Finding]:
         """Findings keyed by column."""
@@ -215,18 +244,30 @@ def sample(
     return df.sample(withReplacement=False, fraction=fraction, seed=seed).limit(rows), total
 
 
+#: column types the value detectors cannot read: a scan names these columns instead of scanning them
+UNSCANNABLE_TYPES = (T.StructType, T.ArrayType, T.MapType, T.BinaryType)
+
+
 def scannable_columns(df: DataFrame) -> list[str]:
     """Top-level columns with atomic types (structs, arrays, maps and binaries are skipped)."""
-    skip = (T.StructType, T.ArrayType, T.MapType, T.BinaryType)
-    return [f.name for f in df.schema.fields if not isinstance(f.dataType, skip)]
+    return [f.name for f in df.schema.fields if not isinstance(f.dataType, UNSCANNABLE_TYPES)]
+
+
+def unscannable_columns(df: DataFrame) -> dict[str, str]:
+    """Top-level struct, array, map and binary columns -> their type name (`struct`, `array`, ...)."""
+    return {f.name: f.dataType.typeName() for f in df.schema.fields if isinstance(f.dataType, UNSCANNABLE_TYPES)}
 
 
 def hit_rates(df: DataFrame, columns: list[str]) -> tuple[dict[str, dict[str, float]], dict[str, int]]:
-    """For each column and value detector, the share of non-null values it accepts (one Spark job)."""
+    """For each column and value detector, the share of present values it accepts (one Spark job).
+
+    A present value is neither null nor blank (`dqgov profile` and the checks count blank text as missing);
+    a column with none gets no rates, so `score` judges it by its name alone.
+    """
     aggs = []
     for i, name in enumerate(columns):
         col = F.col(f"`{name.replace('`', '``')}`")
-        aggs.append(F.count(col).alias(f"n{i}"))
+        aggs.append(F.count_if(_text(col) != "").alias(f"n{i}"))
         for det in DETECTORS:
             if det.values is not None:
                 aggs.append(F.count_if(det.values(col)).alias(f"h{i}_{det.pii_type}"))
@@ -236,29 +277,32 @@ def hit_rates(df: DataFrame, columns: list[str]) -> tuple[dict[str, dict[str, fl
     rates: dict[str, dict[str, float]] = {}
     counts: dict[str, int] = {}
     for i, name in enumerate(columns):
-        non_null = int(row[f"n{i}"])
-        counts[name] = non_null
+        present = int(row[f"n{i}"])
+        counts[name] = present
         rates[name] = {
-            det.pii_type: (row[f"h{i}_{det.pii_type}"] / non_null if non_null else 0.0)
-            for det in DETECTORS
-            if det.values is not None
-        }
+            det.pii_type: row[f"h{i}_{det.pii_type}"] / present for det in DETECTORS if det.values is not None
+        } if present else {}
     return rates, counts
 
 
 def score(column: str, rates: dict[str, float]) -> list[tuple[str, float, float | None, bool]]:
-    """(type, confidence, hit rate, name matched) per candidate entity, best first."""
+    """(type, confidence, hit rate, name matched) per candidate entity, best first.
+
+    `rates` holds each value detector's hit rate over the column's present values; a detector missing from it
+    had nothing to test, and a matching name then counts alone. A name never makes PII of values that were
+    tested and none matched (`email_verified` holding true / false): it only raises the confidence of hits.
+    """
     names = set(name_matches(column))
     out = []
     for det in DETECTORS:
         rate = rates.get(det.pii_type) if det.values is not None else None
         named = det.pii_type in names
-        if rate is None:
+        if rate is None:  # no value test, or no value to test: the name is all the evidence
             confidence = NAME_WEIGHT if named else 0.0
-        elif det.values_need_name:
-            confidence = 1 - (1 - NAME_WEIGHT) * (1 - rate) if named else 0.0
+        elif named and rate > 0:
+            confidence = 1 - (1 - NAME_WEIGHT) * (1 - rate)
         else:
-            confidence = 1 - (1 - NAME_WEIGHT) * (1 - rate) if named else rate
+            confidence = 0.0 if det.values_need_name else rate
         if confidence > 0:
             out.append((det.pii_type, round(confidence, 4), None if rate is None else round(rate, 4), named))
     return sorted(out, key=lambda c: -c[1])
@@ -280,7 +324,8 @@ def scan_pii(
         sampled_rows = sampled.count()
     finally:
         sampled.unpersist()
-    report = ScanReport(sampled_rows=sampled_rows, total_rows=total, rates=rates)
+    report = ScanReport(sampled_rows=sampled_rows, total_rows=total, rates=rates,
+                        not_scanned=unscannable_columns(df))
     for name in columns:
         candidates = score(name, rates.get(name, {}))
         if candidates and candidates[0][1] >= min_confidence:

@@ -7,6 +7,7 @@ author's comments and layout survive; the result is re-validated before it is wr
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -44,14 +45,44 @@ PROPOSALS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
+def name_words(name: str) -> list[str]:
+    """A column name's words, lower-cased and unaccented: split at `_`, `-` and other separators, at camelCase
+    (`customerEmail`, `CPFCliente`) and between letters and digits (`email2`)."""
+    words: list[str] = []
+    word = ""
+    for i, ch in enumerate(name):
+        if not ch.isalnum():
+            words.append(word)
+            word = ""
+            continue
+        if word:
+            prev, after = word[-1], name[i + 1:i + 3]
+            # an acronym ends before a capitalised word (`CPFCliente`), not before a short tail (`IPv4`, `CPFs`)
+            if (prev.isdigit() != ch.isdigit() or (prev.islower() and ch.isupper())
+                    or (prev.isupper() and ch.isupper() and len(after) == 2 and after.isalpha() and after.islower())):
+                words.append(word)
+                word = ""
+        word += ch
+    words.append(word)
+    plain = (unicodedata.normalize("NFKD", w.lower()) for w in words if w)
+    return ["".join(c for c in w if not unicodedata.combining(c)) for w in plain]
+
+
+def name_has(pattern: str, name: str) -> bool:
+    """True when `pattern` matches whole words of a column name, its words joined by `_` (`e_?mail` matches
+    `e_mail`, `eMail` and `customer_email`; `tel` matches `tel_1`, not `hotel_id`)."""
+    return re.search(rf"(?:^|_)(?:{pattern})(?:_|$)", "_".join(name_words(name))) is not None
+
+
 #: formats whose values have several spellings: keyed masking (hmac, tokenize) hashes the spellings of one value
 #: alike only when the field names its format (masking/methods.py normalises by it). format -> (the column-name
-#: pattern the scanner also uses, two spellings of one value for the warning)
+#: pattern the scanner also uses, matched on whole words by `name_has`; two spellings of one value for the warning)
 NORMALISED_FORMATS: dict[str, tuple[str, tuple[str, str]]] = {
-    "cpf": (r"cpf", ("529.982.247-25", "52998224725")),
-    "cnpj": (r"cnpj", ("11.222.333/0001-81", "11222333000181")),
-    "email": (r"e[-_]?mail", ("Ana@Example.com", "ana@example.com")),
-    "phone": (r"tel|fone|phone|celular|whats|mobile", ("(11) 98765-4321", "+55 11 98765-4321")),
+    "cpf": (r"cpfs?", ("529.982.247-25", "52998224725")),
+    "cnpj": (r"cnpjs?", ("11.222.333/0001-81", "11222333000181")),
+    "email": (r"e_?mails?", ("Ana@Example.com", "ana@example.com")),
+    "phone": (r"tel|(tele|cell|smart)?phones?|telefones?|fones?|cel|celular(es)?|whats(app)?|mobile",
+              ("(11) 98765-4321", "+55 11 98765-4321")),
 }
 #: detector entity -> the format it proposes for a column whose values match it
 FORMAT_OF_TYPE: dict[str, str] = {"BR_CPF": "cpf", "BR_CNPJ": "cnpj", "EMAIL_ADDRESS": "email",
@@ -62,8 +93,7 @@ FORMAT_MIN_HIT_RATE = 0.5
 
 def format_for_name(name: str) -> str | None:
     """The normalised format a column name suggests (`nr_cpf` -> cpf, `e_mail` -> email), or None."""
-    lowered = name.lower()
-    return next((fmt for fmt, (pattern, _) in NORMALISED_FORMATS.items() if re.search(pattern, lowered)), None)
+    return next((fmt for fmt, (pattern, _) in NORMALISED_FORMATS.items() if name_has(pattern, name)), None)
 
 
 def normalisation_problems(contract: Contract) -> list[Problem]:
@@ -120,17 +150,30 @@ def evidence(finding: FindingLike) -> str:
 
 
 def propose(findings: list[FindingLike], contract: Contract | None = None) -> list[Proposal]:
-    """The changes each finding asks of the contract; settings the author already made are kept."""
+    """The changes each finding asks of the contract; settings the author already made are kept.
+
+    A column the contract declares PII, or already masks (its own `masking`, a `masking` policy, or
+    `undeclared_columns: mask` for a column it does not list), keeps the masking it has: no `masking` is
+    proposed, nor a `classification` that a `masking.by_classification` entry could turn into another mask.
+    """
+    from dq_governance.masking.policies import masked_columns, undeclared_spec
+
+    masked = masked_columns(contract) if contract is not None else {}
+    masks_undeclared = contract is not None and undeclared_spec(contract) is not None
     out = []
     for finding in findings:
         classification, masking = PROPOSALS[finding.pii_type]
         spec = contract.field(finding.column) if contract is not None else None
+        declared_pii = spec is not None and spec.pii
+        already_masked = finding.column in masked or (spec is None and masks_undeclared)
         changes: dict[str, Any] = {}
-        if spec is None or not spec.pii:
+        if not declared_pii:
             changes["pii"] = True
-        if spec is None or spec.classification is None:
+        # the field's own `masking` outranks any classification policy, so a classification cannot change it
+        own_mask = spec is not None and spec.masking is not None
+        if (spec is None or spec.classification is None) and (own_mask or not (declared_pii or already_masked)):
             changes["classification"] = classification
-        if spec is None or spec.masking is None:
+        if not (own_mask or declared_pii or already_masked):
             changes["masking"] = masking
         fmt = _proposed_format(finding, spec)
         if fmt is not None:
