@@ -96,7 +96,7 @@ def test_missing_contract_column_exits_2_naming_it(spark, repo, tmp_path, capsys
 @pytest.mark.parametrize(
     "extra, message",
     [
-        (["--run-id", "not-a-uuid"], "is not a UUID"),
+        (["--run-id", "../escape"], "--run-id: run id '../escape': use 1-128 characters"),
         (["--no-mask"], "add --i-know-this-publishes-unmasked-data"),
         (["--mode", "merge"], "--mode merge needs --merge-keys"),
         (["--merge-keys", "pedido_id"], "--merge-keys only go with --mode merge (the target's mode is overwrite)"),

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,13 +29,16 @@ log = logging.getLogger(__name__)
 _DEFAULT_OUT = Path("out")
 
 
-def _uuid(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+def _run_id(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """--run-id as run() takes it (the same validate_run_id); a bad one is one error line, exit 2."""
+    from dq_governance.publish.writer import validate_run_id
+
     if value is None:
         return None
     try:
-        return str(uuid.UUID(value))
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not a UUID") from None
+        return validate_run_id(value)
+    except ConfigError as exc:
+        raise ConfigError(f"--run-id: {exc}") from None
 
 
 def _name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -76,7 +78,10 @@ class Destination:
 @click.option("--quarantine", help="Where invalid rows go (default: the config's validations.outputs.invalid, else "
                                    "out/<contract>/quarantine).")
 @click.option("--report", help="Report history directory (default: the config's report, else out/report).")
-@click.option("--run-id", callback=_uuid, help="Run id (a UUID; default: a new one).")
+@click.option("--run-id", callback=_run_id,
+              help="Run id: 1-128 characters, a letter or digit first, then also . _ : + @ - (a UUID, or e.g. "
+                   "Airflow's scheduled__2026-01-01T00:00:00+00:00); the same id again retries the run. Default: a "
+                   "new UUID.")
 @click.option("--pipeline", callback=_name,
               help="Pipeline name in the report and lineage (default: the config's name, else the contract name).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the table.")
@@ -84,7 +89,8 @@ class Destination:
                                 "the report directory; out/lineage/events.jsonl when the report is a table).")
 @click.option("--lineage-strict", is_flag=True, help="Fail the run when a lineage event cannot be emitted.")
 @click.option("--no-listener", is_flag=True, help="Do not attach the OpenLineage Spark listener.")
-@click.option("--parent-run-id", help="Orchestrator run id, for the OpenLineage parent facet.")
+@click.option("--parent-run-id", help="The orchestrator's OpenLineage runId (a UUID, as in OPENLINEAGE_PARENT_ID), "
+                                      "for the OpenLineage parent facet.")
 @click.option("--parent-job", help="Orchestrator job as NAMESPACE/NAME.")
 @click.option("--no-mask", is_flag=True, help="Publish PII columns unmasked (needs the next flag too).")
 @click.option("--i-know-this-publishes-unmasked-data", "unmasked_ok", is_flag=True,

@@ -35,6 +35,9 @@ ROOT_PARENT_ENV = "OPENLINEAGE_ROOT_PARENT_ID"
 
 Ref = tuple[str, str, str]  # (namespace, job name, run id)
 OBJECT_STORES = ("s3://", "gs://", "abfss://", "wasbs://")
+#: uuid5 namespace of the OpenLineage runId of a run whose run id is not a UUID. Fixed forever: every attempt of
+#: a run (same pipeline, same run id) must get the same runId, in this release and the next.
+RUN_ID_NAMESPACE = uuid.UUID("5875cc1a-1356-486e-ad3a-892693080c43")
 
 
 # --------------------------------------------------------------------------- transport specs
@@ -163,6 +166,17 @@ def _is_uuid(text: str) -> bool:
     return True
 
 
+def openlineage_run_id(pipeline: str, run_id: str) -> str:
+    """The OpenLineage runId of a run: its run id if a UUID, else uuid5(RUN_ID_NAMESPACE, pipeline + newline + run id).
+
+    OpenLineage requires a UUID; dq-governance run ids need not be one (Airflow's `scheduled__…`). The uuid5 is
+    deterministic, so a retried run's events share one runId, as its published rows share one run id.
+    """
+    if _is_uuid(run_id):
+        return str(uuid.UUID(run_id))  # the canonical spelling: lower case, hyphenated
+    return str(uuid.uuid5(RUN_ID_NAMESPACE, f"{pipeline}\n{run_id}"))
+
+
 def orchestrator_parent(
     parent_run_id: str | None, parent_job: str | None, default_namespace: str
 ) -> tuple[Ref | None, Ref | None]:
@@ -229,6 +243,8 @@ class LineageEmitter:
         self.contract_location = contract_location
         self.namespace = namespace or F.job_namespace(contract)
         self.job_name = F.job_name(contract, pipeline)
+        # the run id stays in the events (the `tags` run facet) and in our logs; the runId must be a UUID
+        self.openlineage_run_id = openlineage_run_id(pipeline or contract.name, run_id)
         self.input: tuple[str, str] | None = None
         self.emitted: list[RunEvent] = []
         self.failures = 0
@@ -293,7 +309,8 @@ class LineageEmitter:
                                 masked=masked)
 
     def _run_facets(self, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        facets: dict[str, Any] = {"processing_engine": F.processing_engine_facet(self.spark)}
+        facets: dict[str, Any] = {"processing_engine": F.processing_engine_facet(self.spark),
+                                  "tags": F.run_tags_facet(self.run_id)}
         if self.parent is not None:
             facets["parent"] = F.parent_facet(self.parent, self.root)
         facets.update(extra or {})
@@ -346,7 +363,7 @@ class LineageEmitter:
         event = RunEvent(
             eventType=state,
             eventTime=datetime.now(timezone.utc).isoformat(),
-            run=Run(runId=self.run_id, facets=run_facets),
+            run=Run(runId=self.openlineage_run_id, facets=run_facets),
             job=Job(namespace=self.namespace, name=self.job_name, facets=F.job_facets(self.contract)),
             inputs=inputs,
             outputs=outputs,

@@ -29,6 +29,7 @@ from openlineage.client.facet_v2 import (
     processing_engine_run,
     schema_dataset,
     tags_dataset,
+    tags_run,
     test_run,
 )
 
@@ -454,6 +455,12 @@ def parent_facet(
             run=parent_run.RootRun(runId=root[2]), job=parent_run.RootJob(namespace=root[0], name=root[1])
         )
     return facet
+
+
+def run_tags_facet(run_id: str) -> tags_run.TagsRunFacet:
+    """The run's `tags`: `run_id`, the run id as given (report history, `_dq_run_id`), which the runId is only
+    when it is a UUID (emit.openlineage_run_id)."""
+    return tags_run.TagsRunFacet(tags=[tags_run.TagsRunFacetFields(key="run_id", value=run_id, source=TAG_SOURCE)])
 
 
 def error_facet(message: str, stack_trace: str | None = None) -> error_message_run.ErrorMessageRunFacet:
