@@ -10,14 +10,16 @@
     df = orders()               # the rows the policy publishes (dropped / quarantined rows left out)
     orders.last_result          # the CheckResult of that call: rules, counts, report_rows(), quarantine_df
 
-Decorators stack in any order and the function is checked once per call, on the same engine as
+Decorators stack in any order (one `@contract` per function and unique expectation names: a repeat
+raises ContractError when decorating) and the function is checked once per call, on the same engine as
 `check`: each expectation becomes an `expression` rule (expect: severity warn; expect_or_drop:
 action drop; expect_or_fail: action fail). Without `@contract`, the rules form a contract named
 after the function with `on_failure: quarantine`. An expectation's action is explicit, so it acts
 whatever the contract's `on_failure` (also `warn` and `skip`, which only relax the contract's own
 rules). When the gate blocks (an expect_or_fail violation, or the contract's own gate) the call raises
-GateFailedError; `exc.result` and `fn.last_result` hold the result. A decorated method works as a method
-(`self` is passed on); its `last_result` is shared by every instance, like the function's.
+GateFailedError, its reasons under what blocked ("quality gate" / "expectations"); `exc.result` and
+`fn.last_result` hold the result. A decorated method works as a method (`self` is passed on); its
+`last_result` is shared by every instance, like the function's.
 
 The rows returned are what `run()` would publish as its target, and `fn.last_result.quarantine_df` is
 what it would write as its quarantine (with the run metadata columns; on a blocked call also under
@@ -32,6 +34,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import os
 import types
 from pathlib import Path
 from typing import Any, Callable
@@ -75,10 +78,11 @@ class _Checked:
         self.last_result = result
         result.masking = _masking_state(contract, True, df.columns)
         kinds = self.expectation_rules(contract)
+        expectation_reasons = {_fail_reason(name) for name, kind in kinds.items() if kind == "expect_or_fail"}
         for rule in result.rules:  # expect_or_fail blocks also where on_failure warn / skip clear the gate's reasons
-            reason = f"rule {rule.name} failed with action fail"
+            reason = _fail_reason(rule.name)
             failed = not rule.passed and rule.status != "skipped"
-            if failed and kinds.get(rule.name) == "expect_or_fail" and reason not in result.gate.reasons:
+            if failed and reason in expectation_reasons and reason not in result.gate.reasons:
                 policy.block(result, reason)
         base_dir = Path(location).resolve().parent if location else None
         routed, routing_contract = _routing_view(result, contract, kinds)
@@ -86,8 +90,7 @@ class _Checked:
                                          base_dir=base_dir, evidence=True)
         result.quarantine_df = frames["quarantine"]
         if routing.blocked:
-            reasons = "; ".join(result.gate.reasons)
-            error = GateFailedError(f"{self.__name__}: expectations blocked the output: {reasons}")
+            error = GateFailedError(f"{self.__name__}: {_blocked_message(result.gate.reasons, expectation_reasons)}")
             error.result = result  # type: ignore[attr-defined]
             raise error
         result.published = True
@@ -132,6 +135,34 @@ class _Checked:
             update={"rules": [*base.quality.rules, *rules]})}), location
 
 
+def _fail_reason(rule_name: str) -> str:
+    """The gate's reason for a failed rule whose action is fail (the wording of checks/gate.py)."""
+    return f"rule {rule_name} failed with action fail"
+
+
+def _blocked_message(reasons: list[str], expectation_reasons: set[str]) -> str:
+    """The gate's reasons, each under what blocked: the contract's own gate or an expect_or_fail expectation."""
+    parts = []
+    gate_reasons = [reason for reason in reasons if reason not in expectation_reasons]
+    if gate_reasons:
+        parts.append("quality gate blocked the output: " + "; ".join(gate_reasons))
+    failed_expectations = [reason for reason in reasons if reason in expectation_reasons]
+    if failed_expectations:
+        parts.append("expectations blocked the output: " + "; ".join(failed_expectations))
+    return "; ".join(parts)
+
+
+def _describe_source(source: Any) -> str:
+    """A contract source as a message names it: its path, or its name when given as a Contract."""
+    from dq_governance.contracts.model import Contract
+
+    if isinstance(source, Contract):
+        return f"contract {source.name}"
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source.strip()):
+        return str(source)
+    return "an inline contract document"
+
+
 def _routing_view(result: Any, contract: Any, kinds: dict[str, str]) -> tuple[Any, Any]:
     """The result and contract to route by, so that an expect_or_drop drops its rows under `on_failure: skip` too.
 
@@ -161,6 +192,10 @@ def _expectation(kind: str, constraints: dict[str, str]) -> Callable[[Callable[.
 
     def decorate(fn: Callable[..., Any]) -> _Checked:
         wrapped = _wrap(fn)
+        taken = {name for _, name, _ in wrapped.expectations}
+        repeated = [name for name in constraints if name in taken]
+        if repeated:  # the contract would rename the second one `<name>_2` without a word
+            raise ContractError(f"expectation name {repeated[0]!r} is already an expectation of {wrapped.__name__}")
         # Decorators apply bottom-up; prepend so the rules read in source order.
         wrapped.expectations[:0] = [(kind, name, sql) for name, sql in constraints.items()]
         return wrapped
@@ -208,6 +243,9 @@ def contract(source: Any, *, pipeline: str | None = None, source_name: str | Non
 
     def decorate(fn: Callable[..., Any]) -> _Checked:
         wrapped = _wrap(fn)
+        if wrapped.contract_source is not None:  # a second one would replace the first, its pipeline= and source_name=
+            raise ContractError(f"{wrapped.__name__}: one @contract per function; it already has "
+                                f"{_describe_source(wrapped.contract_source)}")
         wrapped.contract_source = source
         wrapped.check_kwargs = {"pipeline": pipeline, "source": source_name}
         return wrapped

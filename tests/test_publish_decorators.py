@@ -174,3 +174,85 @@ def test_blocked_call_keeps_masked_evidence(spark, monkeypatch):
     [bad] = people.last_result.quarantine_df.collect()  # run() writes no quarantine under fail; the result keeps it
     assert (bad["cpf"], bad["email"], bad["_dq_disposition"]) == (h("39053344705"), h("carla@example.com"), "blocked")
     people.last_result.release()
+
+
+# --------------------------------------------------------------------------- options refused, not silently replaced
+
+
+def test_second_contract_decorator_is_refused(repo):
+    with pytest.raises(ContractError) as caught:
+        @dq_governance.contract(str(repo / "contracts/orders.yaml"), pipeline="outer")
+        @dq_governance.expect("cheap", "valor_total < 200")
+        @dq_governance.contract(str(repo / "contracts/sales.yaml"), pipeline="inner", source_name="s3://b/sales.csv")
+        def two():
+            raise AssertionError("not called")
+    assert str(caught.value) == f"two: one @contract per function; it already has {repo / 'contracts/sales.yaml'}"
+
+    with pytest.raises(ContractError) as caught:
+        @dq_governance.contract(str(repo / "contracts/orders.yaml"))
+        @dq_governance.contract(PEOPLE)
+        def people_twice():
+            raise AssertionError("not called")
+    assert str(caught.value) == "people_twice: one @contract per function; it already has contract people"
+
+
+def test_repeated_expectation_name_is_refused():
+    with pytest.raises(ContractError) as caught:
+        @dq_governance.expect("x", "CAST(valor AS DECIMAL(12,2)) >= 0")
+        @dq_governance.expect_or_drop("x", "cliente_id IS NOT NULL")
+        def dupe():
+            raise AssertionError("not called")
+    assert str(caught.value) == "expectation name 'x' is already an expectation of dupe"
+
+    with pytest.raises(ContractError) as caught:
+        @dq_governance.expect_all_or_fail({"a": "true", "b": "true"})
+        @dq_governance.expect_or_drop("b", "cliente_id IS NOT NULL")
+        def dupe_all():
+            raise AssertionError("not called")
+    assert str(caught.value) == "expectation name 'b' is already an expectation of dupe_all"
+
+
+# cliente_id required: order 2 (no customer) is invalid, so 3 of 4 rows are valid, below 0.9
+GATED_ORDERS = Contract.model_validate({
+    "contract": {"name": "gated_orders", "version": "1.0.0"}, "dataset": {"name": "gated_orders"},
+    "schema": {"fields": [{"name": "pedido_id", "type": "long"},
+                          {"name": "cliente_id", "type": "long", "required": True},
+                          {"name": "valor", "type": "double"}]},
+    "quality": {"on_failure": "quarantine", "minimum_valid_ratio": 0.9},
+})
+
+
+def test_contract_gate_block_is_not_blamed_on_expectations(orders_frame):
+    @dq_governance.contract(GATED_ORDERS)
+    def plain():
+        return orders_frame()
+
+    with pytest.raises(GateFailedError) as caught:
+        plain()
+    assert str(caught.value) == ("plain: quality gate blocked the output: valid ratio 0.7500 is below "
+                                 "minimum_valid_ratio 0.9")
+    plain.last_result.release()
+
+    @dq_governance.contract(GATED_ORDERS)
+    @dq_governance.expect_or_fail("non_negative", "valor >= 0")
+    def mixed():
+        return orders_frame()
+
+    with pytest.raises(GateFailedError) as caught:
+        mixed()
+    assert str(caught.value) == ("mixed: quality gate blocked the output: valid ratio 0.5000 is below "
+                                 "minimum_valid_ratio 0.9; expectations blocked the output: rule non_negative "
+                                 "failed with action fail")
+    mixed.last_result.release()
+
+
+def test_expect_or_fail_block_still_names_expectations_regression_guard(orders_frame):
+    """Regression guard (passes on the old code too): an expect_or_fail block alone keeps its wording."""
+    @dq_governance.expect_or_fail("non_negative", "valor >= 0")
+    def strict():
+        return orders_frame()
+
+    with pytest.raises(GateFailedError) as caught:
+        strict()
+    assert str(caught.value) == "strict: expectations blocked the output: rule non_negative failed with action fail"
+    strict.last_result.release()
