@@ -71,3 +71,36 @@ def test_service_level_freshness_on_the_seed_contract(spark, repo):
     day_later = evaluate(df, contract, mode="counts", now=datetime(2026, 11, 6, tzinfo=timezone.utc)).rule("freshness_sla")
     assert (day_later.passed, day_later.status, day_later.metric_value) == (False, "failed", 86400.0)
     assert day_later.message.startswith("data age 1d (newest event time in data_pedido: 2026-11-05T00:00:00Z)")
+
+
+@pytest.mark.spark
+def test_the_same_wall_clock_digits_give_the_same_age_as_text_ntz_and_timestamp(spark):
+    """Under a non-UTC session zone a timestamp_ntz column is read in that zone, as text and timestamp are."""
+    from dq_governance.checks.engine import evaluate
+    from dq_governance.contracts.model import Contract
+
+    kinds = {"ts_s": "string", "ts_ntz": "timestamp_ntz", "ts": "timestamp"}
+    contract = Contract.model_validate({
+        "contract": {"name": "fresh", "version": "1.0.0"}, "dataset": {"name": "fresh"},
+        "schema": {"fields": [{"name": "id", "type": "long"}, *({"name": c, "type": t} for c, t in kinds.items())]},
+        "quality": {"rules": [{"type": "freshness", "name": f"fresh_{c}", "column": c, "must_be": "< 4h"}
+                              for c in kinds]},
+    })
+    previous = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/Sao_Paulo")  # UTC-3, no DST in 2026
+    try:
+        # typed literals take the session zone when the query is analysed, so the frame is built inside
+        df = spark.sql(
+            "select * from values "
+            "(1L, '2026-01-01 08:00:00', timestamp_ntz'2026-01-01 08:00:00', timestamp'2026-01-01 08:00:00'), "
+            "(2L, '2026-01-01 10:00:00', timestamp_ntz'2026-01-01 10:00:00', timestamp'2026-01-01 10:00:00') "
+            "as t(id, ts_s, ts_ntz, ts)")
+        result = evaluate(df, contract, mode="counts", now=datetime(2026, 1, 1, 14, 30, tzinfo=timezone.utc))
+        outcomes = {c: result.rule(f"fresh_{c}") for c in kinds}
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", previous)
+    # 10:00 in Sao Paulo is 13:00Z, 1h 30m before the clock (as UTC digits it would be 4h 30m)
+    for column, rule in outcomes.items():
+        assert (rule.passed, rule.status, rule.metric_value) == (True, "passed", 5400.0), column
+        assert rule.message == (f"data age 1h 30m (newest event time in {column}: 2026-01-01T13:00:00Z); "
+                                "age seconds 5400 meets must_be < 4h"), column

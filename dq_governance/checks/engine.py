@@ -31,7 +31,15 @@ from typing import Any, Callable, Mapping, ParamSpec, Sequence, TypeVar
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import DataType, DateType, NumericType, StructType, TimestampNTZType, TimestampType
+from pyspark.sql.types import (
+    DataType,
+    DateType,
+    DoubleType,
+    NumericType,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
+)
 
 from dq_governance.checks import casting, compat
 from dq_governance.checks.materialize import Kept, count_rows, keep, persist_for_run, resolve_storage
@@ -42,6 +50,7 @@ from dq_governance.checks.registry import (
     RulePlan,
     blocks,
     builder_for,
+    checked_sum,
     status_of,
 )
 from dq_governance.checks.columns import ERRORS_COL, WARNINGS_COL
@@ -219,11 +228,12 @@ class BuildContext:
         return compat.try_cast(self.sql(name), "timestamp")
 
     def timestamp(self, name: str) -> Column:
-        """The column as a timestamp (dates at midnight, text through try_cast)."""
+        """The column as a timestamp (dates at midnight, text through try_cast, all in the session time zone)."""
         dtype = self.dtype(name)
-        if isinstance(dtype, (TimestampType, TimestampNTZType)):
+        if isinstance(dtype, TimestampType):
             return self.col(name)
-        if isinstance(dtype, DateType):
+        # timestamp_ntz digits are wall-clock time, as text is: read in the session zone (unix_timestamp takes UTC)
+        if isinstance(dtype, (DateType, TimestampNTZType)):
             return self.col(name).cast("timestamp")
         return compat.try_cast(self.sql(name), "timestamp")
 
@@ -318,25 +328,30 @@ class BuildContext:
         return value
 
     def source_totals(self, spec: ReferenceSpec, sum_columns: list[str]) -> dict[str, Any]:
-        """Row count and column sums of a reconcile source (one aggregation over the source)."""
+        """Row count and, per column, the sum, its count of values and the type summed (`sum:<c>`, `values:<c>`,
+        `type:<c>`) of a reconcile source, in one aggregation over the source; an overflowing sum is null."""
         source = read_reference(self.spark, spec)
         missing = [c for c in sum_columns if c not in source.columns]
         if missing:
             raise InputDataError(f"reconcile source {spec.table or spec.path} has no column(s) {', '.join(missing)}")
-        sums = []
+        aggregates = [F.count(F.lit(1))]
+        summed: dict[str, DataType] = {}  # the type each sum is taken in
         for column in sum_columns:
             target = self.dtype(column) if column in self._dtypes else None
-            value = q(column)
+            found = source.schema[column].dataType
+            value, summed[column] = q(column), found
             if not isinstance(target, NumericType):
                 target = None
-            if target is not None and not casting.same_type(source.schema[column].dataType, target):
-                value = compat.try_cast(quote_identifier(column), target)
-            elif target is None and not isinstance(source.schema[column].dataType, NumericType):
-                value = compat.try_cast(quote_identifier(column), "double")
-            sums.append(F.sum(value))
-        row = source.agg(F.count(F.lit(1)), *sums).collect()[0]
-        out = {"count": row[0]}
-        out.update({f"sum:{c}": row[i + 1] for i, c in enumerate(sum_columns)})
+            if target is not None and not casting.same_type(found, target):
+                value, summed[column] = compat.try_cast(quote_identifier(column), target), target
+            elif target is None and not isinstance(found, NumericType):
+                value, summed[column] = compat.try_cast(quote_identifier(column), "double"), DoubleType()
+            aggregates += [checked_sum(value, summed[column]), F.count(value)]
+        row = source.agg(*aggregates).collect()[0]
+        out: dict[str, Any] = {"count": row[0]}
+        for i, column in enumerate(sum_columns):
+            out.update({f"sum:{column}": row[2 * i + 1], f"values:{column}": row[2 * i + 2],
+                        f"type:{column}": summed[column]})
         return out
 
     def drop_view(self) -> None:
@@ -836,7 +851,7 @@ def _layout(ctx: BuildContext, row_rules: list[tuple[int, Any, Column]]) -> tupl
 def _column_metric_aggregates(ctx: BuildContext, layout: _BitLayout, null_flags: dict[str, Any],
                               add: Any) -> dict[str, list[str]]:
     """Per contract column: null count (from its null flag; the value count is total - nulls); numeric non-PII
-    columns also min, max, sum. SQL text: one call to the JVM per aggregate."""
+    columns also min, max (SQL text: one call to the JVM each) and sum (null when it overflows: checked_sum)."""
     out: dict[str, list[str]] = {}
     for name, spec in ctx.fields.items():
         metrics = ["null_count"]
@@ -844,10 +859,18 @@ def _column_metric_aggregates(ctx: BuildContext, layout: _BitLayout, null_flags:
         if isinstance(spec.declared, NumericType) and not spec.pii:
             # Raw values of PII columns never leave in metrics, so no min / max / sum for them.
             metrics += ["min", "max", "sum"]
-            for metric in ("min", "max", "sum"):
+            for metric in ("min", "max"):
                 add(f"cm:{name}:{metric}", F.expr(f"{metric}({quote_identifier(name)})"))
+            add(f"cm:{name}:sum", checked_sum(q(name), spec.declared))
         out[name] = metrics
     return out
+
+
+def _metric_number(value: Any) -> int | float | None:
+    """A measured value for ColumnMetrics: integers as they are (a long past 2**53 is not exact as a float)."""
+    if value is None or isinstance(value, int):
+        return value
+    return float(value)
 
 
 def _column_metrics(metric_columns: dict[str, list[str]], values: dict[str, Any]) -> dict[str, ColumnMetrics]:
@@ -857,9 +880,9 @@ def _column_metrics(metric_columns: dict[str, list[str]], values: dict[str, Any]
         out[name] = ColumnMetrics(
             null_count=int(found["null_count"]),
             count=int(values["total"]) - int(found["null_count"]),
-            min=None if found.get("min") is None else float(found["min"]),
-            max=None if found.get("max") is None else float(found["max"]),
-            sum=None if found.get("sum") is None else float(found["sum"]),
+            min=_metric_number(found.get("min")),
+            max=_metric_number(found.get("max")),
+            sum=_metric_number(found.get("sum")),
         )
     return out
 
