@@ -10,6 +10,7 @@ import click
 
 from dq_governance.cli.app import cli
 from dq_governance.errors import EXIT_BAD_INPUT, DqGovernanceError
+from dq_governance.session import first_line
 
 
 def _load_commands() -> None:
@@ -39,9 +40,7 @@ def _backstop(exc: BaseException) -> str | None:
     for klass in type(exc).__mro__:
         what = _SPARK_BACKSTOP.get((klass.__module__, klass.__name__))
         if what is not None:
-            text = str(exc).strip()
-            first = text.splitlines()[0] if text else type(exc).__name__
-            return f"{what}: {first}"
+            return f"{what}: {first_line(exc)}"
     return None
 
 

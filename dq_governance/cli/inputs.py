@@ -28,15 +28,14 @@ def guess_format(source: str, declared: str | None, *, is_table: bool) -> str:
 
 def read_frame(spark: Any, fmt: str, source: str) -> Any:
     """The input DataFrame, analysed; text formats read every column as a string (the contract casts them)."""
-    from dq_governance.session import analyzed
+    from dq_governance.session import analyzed, first_line
 
     try:
         return analyzed(_reader(spark, fmt, source))  # Connect analyses lazily: a missing path fails here
     except InputDataError:
         raise
-    except Exception as exc:  # Spark's AnalysisException and friends: one line, no trace
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputDataError(f"{source}: cannot read as {fmt}: {first}") from None
+    except Exception as exc:  # Spark's AnalysisException and friends: one line naming the cause, no trace
+        raise InputDataError(f"{source}: cannot read as {fmt}: {first_line(exc)}") from None
 
 
 def _table(spark: Any, source: str) -> Any:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+import warnings
 from collections.abc import Iterable
 from typing import Annotated, Any, ClassVar, Literal, Union
 
@@ -1159,10 +1160,333 @@ def _refuse_aggregate(sql: str, key: str) -> None:
 
 
 def _compile_regex(pattern: str) -> None:
+    """ValueError unless `pattern` compiles as a Java regex (Spark's RLIKE): Python's re checks its Python spelling."""
     try:
-        re.compile(pattern)
+        text, origin = _JavaSpelling(pattern).spell()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # Python's "possible nested set": Java has them
+            re.compile(text)
+    except _JavaSyntaxError as exc:
+        raise ValueError(f"invalid regex {pattern!r}: {exc.message} at position {exc.position}") from None
     except re.error as exc:
-        raise ValueError(f"invalid regex {pattern!r}: {exc}") from None
+        where = "" if exc.pos is None else f" at position {origin[exc.pos]}"
+        raise ValueError(f"invalid regex {pattern!r}: {exc.msg}{where}") from None
+
+
+class _JavaSyntaxError(Exception):
+    """Java's Pattern refuses this where Python's re would take the spelling (a message and a position)."""
+
+    def __init__(self, message: str, position: int):
+        super().__init__(message)
+        self.message, self.position = message, position
+
+
+#: `\p{…}` names Java takes without a prefix: general categories, POSIX classes, java.lang.Character tests
+_JAVA_CATEGORIES = frozenset(
+    "L M N P S Z C LC LD L1 all Lu Ll Lt Lm Lo Mn Mc Me Nd Nl No Pc Pd Ps Pe Pi Pf Po Sm Sc Sk So Zs Zl Zp Cc Cf "
+    "Cs Co Cn".split())
+_JAVA_PROPERTIES = _JAVA_CATEGORIES | frozenset(
+    "ASCII Alnum Alpha Blank Cntrl Digit Graph Lower Print Punct Space Upper XDigit javaLowerCase javaUpperCase "
+    "javaWhitespace javaMirrored javaAlphabetic javaIdeographic javaTitleCase javaDigit javaDefined javaLetter "
+    "javaLetterOrDigit javaJavaIdentifierStart javaJavaIdentifierPart javaUnicodeIdentifierStart "
+    "javaUnicodeIdentifierPart javaIdentifierIgnorable javaSpaceChar javaISOControl".split())
+#: a script, block or binary property after `Is`, `In`, `sc=`, `blk=`: which exist is the JVM's (its Unicode version)
+_JAVA_UNICODE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_ -]*")
+_JAVA_FLAGS = re.compile(r"\(\?([idmsuxcU]*)(?:-([idmsuxcU]*))?([:)])")
+_JAVA_GROUP_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_JAVA_COUNT = re.compile(r"\{(\d+)(?:,(\d*))?\}")
+_JAVA_OCTAL = re.compile(r"[0-3][0-7]{0,2}|[4-7][0-7]?")
+#: Java's escapes for a set of characters, as Python spells a set (`\h` horizontal, `\v` vertical space)
+_JAVA_SETS = {"d": r"\d", "D": r"\D", "s": r"\s", "S": r"\S", "w": r"\w", "W": r"\W", "h": r"\s", "H": r"\S",
+              "v": r"\s", "V": r"\S"}
+#: Java's zero-width escapes outside a class (Java quantifies them; Python quantifies them inside a group)
+_JAVA_ANCHORS = {"b": r"(?:\b)", "B": r"(?:\B)", "A": r"(?:\A)", "Z": r"(?:\Z)", "z": r"(?:\Z)", "G": "(?:)"}
+
+
+class _JavaSpelling:
+    """A Java regex spelt for Python's re, for a validity check only.
+
+    Java's own constructs become Python ones that compile alike: a `\\p{…}` property (its name checked) is `\\w`,
+    a possessive quantifier the greedy one, an atomic group or a named one a plain group, a look-behind a
+    look-ahead (Java's may vary in length), a back reference an empty group, inline flags anywhere an empty group,
+    `\\Q…\\E` the quoted characters escaped, a nested class or `&&` its members in one class. What Java refuses and
+    Python would take (`\\0` alone, `a{`, a quantifier after a quantifier, a `\\k<…>` to no group) is refused here.
+    """
+
+    def __init__(self, pattern: str):
+        self.src = pattern
+        self.at = 0
+        self.out: list[str] = []
+        self.origin: list[int] = []  # per spelt character, where it came from in the pattern
+        self.names: set[str] = set()
+        self.comments = False  # the x flag: whitespace and #-comments are not part of the pattern
+        self.last = "none"  # what a quantifier would apply to: none, atom, or a quantifier
+
+    def spell(self) -> tuple[str, list[int]]:
+        """The Python spelling, and for each of its characters (and its end) the position in the pattern."""
+        src = self.src
+        while self.at < len(src):
+            start, ch = self.at, src[self.at]
+            if self.comments and ch == "#":
+                end = src.find("\n", start)
+                self.at = len(src) if end < 0 else end + 1
+            elif self.comments and ch.isspace():
+                self.at += 1
+            elif ch == "\\":
+                self._escape()
+            elif ch == "[":
+                self._class()
+            elif ch == "(":
+                self._group()
+            elif ch in "*+?":
+                if self.last != "atom":
+                    raise _JavaSyntaxError(f"dangling meta character {ch!r}", start)
+                self._emit(ch, start)
+                self.at += 1
+                self._modifier()
+            elif ch == "{":
+                self._count()
+            else:
+                self._emit(f"(?:{ch})" if ch in "^$" else ch, start)
+                self.at += 1
+                self.last = "none" if ch == "|" else "atom"
+        self.origin.append(len(src))
+        return "".join(self.out), self.origin
+
+    def _emit(self, text: str, start: int) -> None:
+        self.out.append(text)
+        self.origin.extend([start] * len(text))
+
+    def _modifier(self) -> None:
+        """A quantifier's lazy `?` (kept) or possessive `+` (dropped: it matches no differently for validity)."""
+        if self.src.startswith("?", self.at):
+            self._emit("?", self.at)
+            self.at += 1
+        elif self.src.startswith("+", self.at):
+            self.at += 1
+        self.last = "quantifier"
+
+    def _count(self) -> None:
+        start = self.at
+        match = _JAVA_COUNT.match(self.src, start)
+        if match is None:
+            raise _JavaSyntaxError("illegal repetition", start)
+        low, high = match.group(1), match.group(2)
+        if high and int(high) < int(low):
+            raise _JavaSyntaxError("illegal repetition range", start)
+        # Java takes {n} after nothing or after a quantifier; Python does after an empty group
+        self._emit(("" if self.last == "atom" else "(?:)") + match.group(0), start)
+        self.at = match.end()
+        self._modifier()
+
+    def _group(self) -> None:
+        src, start = self.src, self.at
+        self.last = "none"
+        if not src.startswith("?", start + 1):
+            self._emit("(", start)
+            self.at += 1
+        elif src.startswith(("(?:", "(?=", "(?!"), start):
+            self._emit(src[start:start + 3], start)
+            self.at += 3
+        elif src.startswith(("(?<=", "(?<!"), start):
+            self._emit("(?" + src[start + 3], start)
+            self.at += 4
+        elif src.startswith("(?<", start):
+            name = _JAVA_GROUP_NAME.match(src, start + 3)
+            if name is None:
+                raise _JavaSyntaxError("capturing group name does not start with a Latin letter", start + 3)
+            if not src.startswith(">", name.end()):
+                raise _JavaSyntaxError("named capturing group is missing trailing '>'", name.end())
+            if name.group(0) in self.names:
+                raise _JavaSyntaxError(f"named capturing group <{name.group(0)}> is already defined", start + 3)
+            self.names.add(name.group(0))
+            self._emit("(", start)
+            self.at = name.end() + 1
+        elif src.startswith("(?>", start):
+            self._emit("(?:", start)
+            self.at += 3
+        else:
+            flags = _JAVA_FLAGS.match(src, start)
+            if flags is None:
+                raise _JavaSyntaxError("unknown inline modifier", start + 2)
+            if "x" in flags.group(1) or "x" in (flags.group(2) or ""):
+                self.comments = "x" in flags.group(1)
+            self._emit("(?:)" if flags.group(3) == ")" else "(?:", start)
+            self.at = flags.end()
+
+    def _escape(self) -> None:
+        """An escape outside a class."""
+        src, start = self.src, self.at
+        kind = src[start + 1:start + 2]
+        if kind == "Q":
+            text, self.at = self._quoted(start)
+            if text:
+                self._emit(re.escape(text), start)
+                self.last = "atom"
+            return
+        self.last = "atom"
+        if kind in ("p", "P"):
+            self.at = self._property(start)
+            self._emit(r"\w", start)
+        elif kind in _JAVA_SETS:
+            self._emit(_JAVA_SETS[kind], start)
+            self.at += 2
+        elif kind == "b" and src.startswith("{g}", start + 2):  # a grapheme cluster boundary
+            self._emit(r"(?:\b)", start)
+            self.at += 5
+        elif kind in _JAVA_ANCHORS:
+            self._emit(_JAVA_ANCHORS[kind], start)
+            self.at += 2
+        elif kind in ("R", "X"):  # a line break, a grapheme cluster
+            self._emit("(?:.)", start)
+            self.at += 2
+        elif kind and kind in "123456789":  # a back reference: Java takes one to a group not (yet) there
+            self.at += 2
+            while self.at < len(src) and src[self.at].isdigit():
+                self.at += 1
+            self._emit("(?:)", start)
+        elif kind == "k":
+            name = _JAVA_GROUP_NAME.match(src, start + 3) if src.startswith("<", start + 2) else None
+            if name is None or not src.startswith(">", name.end()):
+                raise _JavaSyntaxError("\\k is not followed by '<' for named capturing group", start)
+            if name.group(0) not in self.names:
+                raise _JavaSyntaxError(f"named capturing group <{name.group(0)}> does not exist", start)
+            self._emit("(?:)", start)
+            self.at = name.end() + 1
+        else:
+            text, self.at = self._character(start)
+            self._emit(text, start)
+
+    def _character(self, start: int) -> tuple[str, int]:
+        """One character's escape at `start` as Python spells it, and where the escape ends."""
+        src = self.src
+        kind = src[start + 1:start + 2]
+        if kind == "e":
+            return r"\x1b", start + 2
+        if kind == "c":
+            if start + 2 >= len(src):
+                raise _JavaSyntaxError("illegal control escape sequence", start)
+            return f"\\U{ord(src[start + 2]) ^ 64:08x}", start + 3
+        if kind == "0":
+            digits = _JAVA_OCTAL.match(src, start + 2)
+            if digits is None:
+                raise _JavaSyntaxError("illegal octal escape sequence", start)
+            return f"\\U{int(digits.group(0), 8):08x}", digits.end()
+        if kind == "x" and src.startswith("{", start + 2):
+            end = src.find("}", start + 3)
+            digits = src[start + 3:end] if end > 0 else ""
+            if not re.fullmatch(r"[0-9A-Fa-f]+", digits):
+                raise _JavaSyntaxError("illegal hexadecimal escape sequence", start)
+            if int(digits, 16) > 0x10FFFF:
+                raise _JavaSyntaxError("hexadecimal codepoint is too big", start)
+            return f"\\U{int(digits, 16):08x}", end + 1
+        if kind == "N" and src.startswith("{", start + 2) and "}" in src[start + 3:]:
+            end = src.index("}", start + 3) + 1  # a character by name: Python knows the same names
+            return src[start:end], end
+        width = {"x": 4, "u": 6}.get(kind, 2)  # \xhh, \uhhhh; anything else Python takes or refuses as Java does
+        return src[start:start + width], start + width
+
+    def _quoted(self, start: int) -> tuple[str, int]:
+        """The text of `\\Q…\\E` at `start` (to the end of the pattern without `\\E`), and where it ends."""
+        end = self.src.find("\\E", start + 2)
+        if end < 0:
+            return self.src[start + 2:], len(self.src)
+        return self.src[start + 2:end], end + 2
+
+    def _property(self, start: int) -> int:
+        """Check the `\\p{name}` or `\\pX` at `start` names a property Java knows; where it ends."""
+        src = self.src
+        if src.startswith("{", start + 2):
+            end = src.find("}", start + 3)
+            if end < 0:
+                raise _JavaSyntaxError("unclosed character family", start)
+            name, after = src[start + 3:end], end + 1
+        else:
+            name, after = src[start + 2:start + 3], start + 3
+        key, _, value = name.partition("=")
+        if value:
+            known = (value in _JAVA_CATEGORIES if key.lower() in ("gc", "general_category") else
+                     key.lower() in ("sc", "script", "blk", "block") and _JAVA_UNICODE_NAME.fullmatch(value))
+        else:
+            known = name in _JAVA_PROPERTIES or (
+                name.startswith(("Is", "In")) and _JAVA_UNICODE_NAME.fullmatch(name[2:]) is not None)
+        if not known:
+            raise _JavaSyntaxError(f"unknown character property name {{{name}}}", start)
+        return after
+
+    def _class(self) -> None:
+        """A bracket class, nested classes and `&&` flattened into one: the same members, for validity."""
+        src, start = self.src, self.at
+        self._emit("[", start)
+        self.at += 1
+        if src.startswith("^", self.at):
+            self._emit("^", self.at)
+            self.at += 1
+        depth, members = 1, 0
+        first = True  # a ] first in a class (or a nested one) is itself
+        single = False  # the last member is one character, not a range's end: a - after it can make a range
+        ranging = False  # the next member ends a range
+        while self.at < len(src):  # unterminated: Python says so, at the class's [
+            at, ch = self.at, src[self.at]
+            if self.comments and ch.isspace():
+                self.at += 1
+                continue
+            if ch == "]" and not first:
+                self.at += 1
+                depth -= 1
+                if depth == 0:
+                    if members == 0:
+                        raise _JavaSyntaxError("bad class syntax", start)
+                    self._emit("]", at)
+                    self.last = "atom"
+                    return
+                single = False
+                continue
+            if ch == "[":
+                depth += 1
+                self.at += 1 + src.startswith("^", at + 1)  # a nested class's negation does not change validity
+                first, single = True, False
+                continue
+            if src.startswith("&&", at):
+                self.at += 2
+                first = single = False
+                continue
+            if ch == "-" and single and src[at + 1:at + 2] not in ("]", "[", ""):
+                self._emit("-", at)  # a range; Python checks its ends and order as Java does
+                self.at += 1
+                single, ranging = False, True
+                continue
+            first = False
+            members += 1
+            if ch == "\\":
+                single = self._class_escape() and not ranging
+            else:
+                self._emit(re.escape(ch) if ch in "\\]^-[" else ch, at)
+                self.at += 1
+                single = not ranging
+            ranging = False
+
+    def _class_escape(self) -> bool:
+        """An escape inside a class; True when it is one character (it can start a range)."""
+        src, start = self.src, self.at
+        kind = src[start + 1:start + 2]
+        if kind == "Q":
+            text, self.at = self._quoted(start)
+            self._emit("".join(re.escape(ch) for ch in text), start)
+            return bool(text)
+        if kind in ("p", "P"):
+            self.at = self._property(start)
+            self._emit(r"\w", start)
+            return False
+        if kind in _JAVA_SETS:
+            self._emit(_JAVA_SETS[kind], start)
+            self.at += 2
+            return False
+        if kind and kind in "b123456789":  # Python: a backspace, an octal escape
+            raise _JavaSyntaxError("illegal/unsupported escape sequence", start)
+        text, self.at = self._character(start)
+        self._emit(text, start)
+        return True
 
 
 def _check_bounds(low: int | None, high: int | None, what: str, *, required: bool = True, also: str = "",

@@ -325,7 +325,9 @@ def spark_session(
 
     Conf keys with dots go through `**{"spark.sql.shuffle.partitions": "2"}`. The application run id is
     readable afterwards with `application_run_id(session)`. `enrich=True` (or a manifest / contracts-dir
-    path) adds the dq-governance listener extension: contract facets on the listener's own events.
+    path) adds the dq-governance listener extension: contract facets on the listener's own events. A new
+    session runs with `spark.sql.ansi.enabled=true` (Spark 4's default) unless `conf` says otherwise; a session
+    already running keeps its own ANSI mode.
     """
     from pyspark.sql import SparkSession
 
@@ -341,7 +343,7 @@ def spark_session(
     builder = SparkSession.builder.appName(app_name)
     if master:
         builder = builder.master(master)
-    conf = _with_driver_defaults(conf)
+    conf = _with_driver_defaults(conf, new_session=active is None)
     builder, _ = configure(builder, lineage=lineage, contract=contract, listener=listener, enrich=enrich,
                            parent_run_id=parent_run_id, parent_job=parent_job, conf=conf)
     return builder.getOrCreate()
@@ -354,10 +356,15 @@ _DRIVER_JAVA_OPTIONS = "--add-opens=java.base/java.security=ALL-UNNAMED"
 # select may not: this option lets the JIT compile them anyway (an extra speed-up, not a requirement).
 _COMPILE_HUGE_METHODS = "-XX:-DontCompileHugeMethods"
 _QUIET_LOG4J = Path(__file__).with_name("log4j2-quiet.properties")
+ANSI_KEY = "spark.sql.ansi.enabled"
 
 
-def _with_driver_defaults(conf: dict[str, Any]) -> dict[str, Any]:
-    """JVM options every dqgov session needs; the caller's own options are kept and extended."""
+def _with_driver_defaults(conf: dict[str, Any], *, new_session: bool = True) -> dict[str, Any]:
+    """JVM options and SQL settings every dqgov session needs; the caller's own options are kept and extended.
+
+    `new_session` False: the session is already running (getOrCreate applies these settings to it), so its
+    ANSI mode, the caller's choice, is left alone.
+    """
     conf = dict(conf)
     options = [conf.get("spark.driver.extraJavaOptions", ""), _DRIVER_JAVA_OPTIONS]
     if "log4j2.configurationFile" not in options[0]:  # the caller's own log config wins
@@ -369,6 +376,10 @@ def _with_driver_defaults(conf: dict[str, Any]) -> dict[str, Any]:
     conf.setdefault("spark.ui.showConsoleProgress", "false")
     # Date rules need the CORRECTED parser (compat.check_time_parser); Spark 3.5 defaults to EXCEPTION.
     conf.setdefault(compat.TIME_PARSER_POLICY_KEY, compat.TIME_PARSER_POLICY)
+    if new_session:
+        # Spark 4's default: 3.5's (off) turned an `expression` rule's CAST('x' AS INT) into null, a passing row,
+        # where 4.0 fails the check. The contract's own casts are try_cast, so bad values still go to quarantine.
+        conf.setdefault(ANSI_KEY, "true")
     return conf
 
 

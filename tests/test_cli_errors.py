@@ -1,0 +1,73 @@
+"""A Spark error that stops a command is one line naming its cause, never py4j's `An error occurred while calling`.
+
+`dqgov check` reading a file in the wrong format, and a py4j error that escapes a command (the CLI's backstop),
+print the Java exception's own line (`session.first_line`: the line after py4j's header; for a failed job, the
+last `Caused by:`). dqgov's own sessions log no failed task's trace (Executor) or `aborting job` line
+(TaskSetManager): the command's one line says it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+import yaml
+
+from dq_governance.cli import _backstop, main
+from enforce_helpers import DQGOV, _env
+
+#: a CSV file: the parquet reader finds its last four bytes (`2,b` and a line break) where its magic should be
+CSV = "id,name\n1,alpha\n2,b\n"
+TAIL = "[50, 44, 98, 10]"
+#: lines a fresh JVM prints before dqgov's session applies its log configuration
+_JVM_BANNER = ("WARNING: Using incubator modules", 'Setting default log level to "WARN".',
+               "To adjust logging level use sc.setLogLevel")
+
+
+def _contract(tmp_path):
+    data = tmp_path / "items.csv"
+    data.write_text(CSV)
+    doc = {"contract": {"name": "items", "version": "1.0.0", "owner": "team:x"},
+           "dataset": {"name": "items", "path": str(data), "format": "csv"},
+           "schema": {"fields": [{"name": "id", "type": "long"}, {"name": "name", "type": "string"}]}}
+    path = tmp_path / "items.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path, data
+
+
+def _args(tmp_path, contract):
+    return ["check", str(contract), "--format", "parquet", "--metrics-only", "--report", str(tmp_path / "report"),
+            "--lineage", "none", "--no-listener"]
+
+
+def _expected(data) -> str:
+    return (f"dqgov: error: {data}: cannot read as parquet: java.lang.RuntimeException: file:{data} is not a "
+            f"Parquet file. Expected magic number at tail, but found {TAIL}")
+
+
+@pytest.mark.spark
+def test_reading_a_csv_as_parquet_names_the_cause_in_one_line(spark, tmp_path, capsys):
+    contract, data = _contract(tmp_path)
+    assert main(_args(tmp_path, contract)) == 2
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("", _expected(data) + "\n")
+
+
+@pytest.mark.spark
+def test_a_dqgov_session_prints_the_one_line_and_no_task_trace(tmp_path):
+    """A fresh `dqgov check`: besides the JVM's start-up banner, stderr is the error line alone (exit 2)."""
+    contract, data = _contract(tmp_path)
+    proc = subprocess.run([str(DQGOV), *_args(tmp_path, contract)], cwd=tmp_path, env=_env(), capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 2
+    assert [line for line in proc.stderr.splitlines() if not line.startswith(_JVM_BANNER)] == [_expected(data)]
+
+
+def test_the_backstop_names_the_java_exception_not_the_py4j_call():
+    """A py4j error escaping a command (`--output s3a://…` without the S3 connector): the Java line, not `o49`."""
+    py4j_error = type("Py4JJavaError", (Exception,), {"__module__": "py4j.protocol"})
+    escaped = py4j_error('An error occurred while calling o49.getFileSystem.\n: '
+                         'org.apache.hadoop.fs.UnsupportedFileSystemException: No FileSystem for scheme "s3a"\n'
+                         '\tat org.apache.hadoop.fs.FileSystem.getFileSystemClass(FileSystem.java:3443)\n')
+    assert _backstop(escaped) == ('the Spark driver failed: org.apache.hadoop.fs.UnsupportedFileSystemException: '
+                                  'No FileSystem for scheme "s3a"')
