@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from dq_governance.errors import ConfigError, DqGovernanceError, GateFailedError
+from dq_governance.session import first_line
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
@@ -303,7 +304,7 @@ def execute(run: Run) -> CheckResult:
                 step(run)
     except Exception as exc:
         if emitter is not None:
-            text = str(exc) if isinstance(exc, DqGovernanceError) else f"{type(exc).__name__}: {_first_line(exc)}"
+            text = str(exc) if isinstance(exc, DqGovernanceError) else f"{type(exc).__name__}: {first_line(exc)}"
             emitter.fail(run.result, text, outputs=run.written)  # what was published before the error
             emitter.close()
         _release(run.result)
@@ -458,11 +459,6 @@ def _published_before(run: Run) -> bool:
                                   contract=run.contract.name, format=run.report_format)
         run.published_before = found
     return run.published_before
-
-
-def _first_line(exc: Exception) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else ""
 
 
 def _release(result: CheckResult | None) -> None:

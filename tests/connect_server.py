@@ -101,6 +101,7 @@ class ConnectServer:
             args += ["--packages", _delta_package()]
             conf["spark.sql.extensions"] = "io.delta.sql.DeltaSparkSessionExtension"
             conf["spark.sql.catalog.spark_catalog"] = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+            conf["spark.databricks.delta.snapshotPartitions"] = "1"  # Delta's default, 50 tasks per snapshot, is slow
         conf.update(self.conf)
         for key, value in conf.items():
             args += ["--conf", f"{key}={value}"]

@@ -57,6 +57,23 @@ def test_sum_rule_that_overflows_fails_in_one_line(ansi):
     }
 
 
+def test_avg_rule_of_decimals_that_overflow_fails_in_one_line_and_of_longs_does_not(ansi):
+    """Spark averages decimals through a decimal sum (it overflowed: null, or aborted the pass under ANSI);
+    longs through a double, which cannot overflow."""
+    rules = [{"type": "avg", "name": "big_avg", "column": "big", "must_be": ">= 0"},
+             {"type": "avg", "name": "dec_avg", "column": "dec", "must_be": ">= 0"},
+             {"type": "avg", "name": "small_avg", "column": "small", "must_be": "<= 2"}]
+    _, result = run(ansi, [(LONG_MAX, DECIMAL_MAX, Decimal("1.50")), (LONG_MAX, DECIMAL_MAX, Decimal("2.50"))],
+                    "big long, dec decimal(38,2), small decimal(5,2)",
+                    [{"name": "big", "type": "long"}, {"name": "dec", "type": "decimal(38,2)"},
+                     {"name": "small", "type": "decimal(5,2)"}], rules)
+    outcomes = {r.name: (r.passed, r.status, r.metric_value, r.message) for r in result.rules if r.type == "avg"}
+    assert outcomes["dec_avg"] == (
+        False, "failed", None, "avg(dec) overflowed: the sum of 2 value(s) does not fit in decimal(38,2)")
+    assert outcomes["big_avg"][:3] == (True, "passed", float(LONG_MAX))
+    assert outcomes["small_avg"][:3] == (True, "passed", 2.0)
+
+
 def test_sum_rule_without_values_is_still_skipped(ansi):
     """Regression guard (passes on the old code too): no values is not an overflow."""
     rule = {"type": "sum", "name": "big_sum", "column": "big", "must_be": "<= 100"}

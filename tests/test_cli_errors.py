@@ -71,3 +71,24 @@ def test_the_backstop_names_the_java_exception_not_the_py4j_call():
                          '\tat org.apache.hadoop.fs.FileSystem.getFileSystemClass(FileSystem.java:3443)\n')
     assert _backstop(escaped) == ('the Spark driver failed: org.apache.hadoop.fs.UnsupportedFileSystemException: '
                                   'No FileSystem for scheme "s3a"')
+
+
+@pytest.mark.spark
+def test_a_check_that_raises_under_ansi_names_the_cast_not_the_py4j_call(spark):
+    """The engine's own error: on Spark 3.5 py4j's header (`An error occurred while calling o168.collectToPython.`)
+    was the whole message; the cause's line follows `checking … failed:` on both lines."""
+    from dq_governance.checks.engine import evaluate
+    from dq_governance.contracts.model import Contract
+    from dq_governance.errors import InputDataError
+
+    checked = Contract.model_validate({
+        "contract": {"name": "items", "version": "1.0.0"}, "dataset": {"name": "items"},
+        "schema": {"fields": [{"name": "status", "type": "string"}]},
+        "quality": {"rules": [{"type": "expression", "name": "status_number", "expression": "CAST(status AS INT) > 0"}]},
+    })
+    assert spark.conf.get("spark.sql.ansi.enabled") == "true"
+    with pytest.raises(InputDataError) as raised:
+        evaluate(spark.createDataFrame([("7",), ("sete",)], "status string"), checked, mode="counts")
+    message = str(raised.value)
+    assert message.startswith("checking items failed: ") and "\n" not in message
+    assert "CAST_INVALID_INPUT" in message and "'sete'" in message and "An error occurred" not in message

@@ -314,7 +314,7 @@ def raw_request(srv, method: str, path: str, headers: dict[str, str], body: byte
     """One request with exactly these headers (Host included: http.client would add its own); (status, JSON body)."""
     import http.client
 
-    conn = http.client.HTTPConnection("127.0.0.1", srv.server_address[1], timeout=10)
+    conn = http.client.HTTPConnection(srv.server_address[0], srv.server_address[1], timeout=10)
     try:
         conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
         for name, value in headers.items():
@@ -478,3 +478,24 @@ def test_spark_listener_http_transport_is_accepted(server, tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
     assert stored_events(server) == 1
+
+
+def test_an_ipv6_loopback_bind_is_served_and_keeps_the_host_check(tmp_path):
+    """`dqgov serve --host ::1` failed to bind (an IPv4 socket for an IPv6 address)."""
+    srv = make_server(tmp_path / "v6.db", host="::1", port=0)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        port = srv.server_address[1]
+        assert srv.url == f"http://[::1]:{port}"
+        assert requests.get(f"{srv.url}/healthz", timeout=10).json() == {"status": "ok"}
+        event = json.dumps(fixture_events()[0]).encode()
+        json_type = {"Content-Type": "application/json"}
+        assert raw_request(srv, "POST", "/api/v1/lineage", {"Host": f"[::1]:{port}"} | json_type, event) == (
+            201, {"stored": 1, "duplicates": 0, "skipped": 0, "errors": []})
+        status, _ = raw_request(srv, "POST", "/api/v1/lineage", {"Host": f"rebound.example:{port}"} | json_type, event)
+        assert status == 403 and stored_events(srv) == 1
+    finally:
+        srv.shutdown()
+        srv.server_close()
+

@@ -162,7 +162,7 @@ CASES = [
     ("L3", "incompatible", at("governance.retention", "180d")),
     ("L4_deprecated", "potentially", at("contract.status", "deprecated")),
     ("L4_retired", "incompatible", at("contract.status", "retired")),
-    ("G1", "potentially", setf("nota", pii=True)),
+    ("G1", "potentially", setf("nota", pii=True, masking="none")),  # without `none` it is also masked: G3
     ("G1", "potentially", at("dataset.classification", "confidential")),
     ("G2", "potentially", setf("email", pii=False)),
     ("G2", "potentially", setf("email", classification="internal")),
@@ -666,3 +666,20 @@ def test_lineage_matches_contract_by_file_path_as_spark_names_it(tmp_path, repo,
     assert g3["rule"] == "G3"
     assert [(c["dataset"], c["column"], c["owners"]) for c in g3["consumers"]] == [
         ("crm.mailing", "email", ["team:crm"])]
+
+
+def test_a_field_made_pii_is_masked_with_hmac_by_default_and_says_so():
+    """A PII field no policy covers is published through hmac (masking.policies.DEFAULT_PII_SPEC): its values
+    change for consumers, which the diff reported as G1 alone."""
+    report = diff_contracts(*pair(setf("nota", pii=True)))
+    assert [(f.rule, f.change_class, f.detail) for f in report.findings] == [
+        ("G1", "potentially", "pii: False -> True"), ("G3", "incompatible", "masking: none -> hmac")]
+
+
+@pytest.mark.parametrize(("key", "value"), [("key_env", "SALES_MASKING_KEY"), ("key_file", "/secrets/sales.key")])
+def test_another_key_source_changes_the_pseudonyms(key, value):
+    report = diff_contracts(*pair(at(f"masking.{key}", value)))
+    before = {"key_env": "'DQGOV_MASKING_KEY'", "key_file": "None"}[key]
+    assert [(f.rule, f.subject, f.detail) for f in report.findings] == [
+        ("G3", "masking", f"{key}: {before} -> {value!r} (pseudonyms change)")]
+

@@ -647,7 +647,8 @@ def _with_delta(flags: list[str]) -> list[str]:
     out = [f.replace("spark.sql.extensions=", "spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension,")
            for f in flags]
     return [*out, "--packages", f"io.delta:delta-spark_2.13:{version('delta-spark')}",
-            "--conf", "spark.sql.catalog.spark_catalog=org.apache.spark.sql.delta.catalog.DeltaCatalog"]
+            "--conf", "spark.sql.catalog.spark_catalog=org.apache.spark.sql.delta.catalog.DeltaCatalog",
+            "--conf", "spark.databricks.delta.snapshotPartitions=1"]  # Delta's default, 50 tasks per snapshot, is slow
 
 
 def test_delta_writes_are_measured_and_a_fail_rule_aborts_them_in_block_mode(work):

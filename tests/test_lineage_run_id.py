@@ -110,3 +110,16 @@ def test_dqgov_check_refuses_an_invalid_run_id_in_one_line(clean_env, tmp_path, 
                             "first, then also . _ : + @ - (it names the run's staging directory and its quarantine "
                             "and report partitions)\n")
     assert not (tmp_path / "valid").exists()
+
+
+@pytest.mark.parametrize("key", ["RUN_ID", "Run_Id"])
+def test_a_user_run_tag_named_run_id_is_refused_before_it_replaces_ours(monkeypatch, key):
+    """The OpenLineage client lets a user run tag replace an integration's tag of the same key, case-blind."""
+    monkeypatch.setenv(f"OPENLINEAGE__TAGS__RUN__{key}", "mine")
+    with pytest.raises(Exception, match=r"^OpenLineage run tag 'run_id': dq-governance sets it to the run id; "
+                                        r"name your tag otherwise$") as raised:
+        E.build_emitter("console", load_contract(SALES), run_id=AIRFLOW_RUN_ID, pipeline="sales")
+    assert type(raised.value).__name__ == "ConfigError"
+    monkeypatch.delenv(f"OPENLINEAGE__TAGS__RUN__{key}")
+    monkeypatch.setenv("OPENLINEAGE__TAGS__RUN__TEAM", "sales")  # any other tag is the user's to add
+    assert E.build_emitter("console", load_contract(SALES), run_id=AIRFLOW_RUN_ID, pipeline="sales") is not None

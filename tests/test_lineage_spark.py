@@ -264,3 +264,24 @@ def test_sessions_parse_dates_with_the_corrected_policy_unless_the_caller_chose(
     assert _with_driver_defaults({})["spark.sql.legacy.timeParserPolicy"] == "CORRECTED"
     assert _with_driver_defaults({"spark.sql.legacy.timeParserPolicy": "LEGACY"})[
         "spark.sql.legacy.timeParserPolicy"] == "LEGACY"
+
+
+def test_an_application_run_id_that_is_not_a_uuid_is_refused(fake_jar):
+    """The listener cannot report a run whose applicationRunId is no UUID, so no event could link to it."""
+    with pytest.raises(ConfigError, match=r"^spark.openlineage.applicationRunId 'nightly-7' is not a UUID$"):
+        S.configure(builder(), lineage="console", application_run_id="nightly-7")
+
+
+def test_a_session_whose_application_run_id_is_not_a_uuid_is_refused_at_run_time():
+    """Set on spark-submit (`--conf spark.openlineage.applicationRunId=…`): the run stops before its START."""
+    from types import SimpleNamespace
+
+    from dq_governance.lineage import emit
+
+    conf = {"spark.openlineage.applicationRunId": "nightly-7",
+            "spark.extraListeners": "io.openlineage.spark.agent.OpenLineageSparkListener"}
+    session = SimpleNamespace(conf=SimpleNamespace(get=lambda key, default=None: conf.get(key, default)))
+    with pytest.raises(ConfigError, match=r"^spark.openlineage.applicationRunId 'nightly-7' is not a UUID$"):
+        emit.build_emitter("console", orders(), run_id="7", pipeline="p", spark=session)
+    conf["spark.openlineage.applicationRunId"] = run_id = "0f5e6f3c-3c1e-4a7a-9d43-4b1c0fb0d2a1"
+    assert emit.spark_application(session) == ("default", "spark", run_id)

@@ -275,7 +275,8 @@ def _delta_job(work: str) -> dict:
 
     builder = SparkSession.builder.master("local[1]").appName("dqgov-trust-delta")
     settings = {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
-                "spark.sql.shuffle.partitions": "1", "spark.sql.ansi.enabled": "true", **delta_conf()}
+                "spark.sql.shuffle.partitions": "1", "spark.sql.ansi.enabled": "true", **delta_conf(),
+                "spark.databricks.delta.snapshotPartitions": "1"}  # Delta's default, 50 tasks per snapshot, is slow
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

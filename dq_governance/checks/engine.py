@@ -58,6 +58,7 @@ from dq_governance.checks.result import CheckResult, ColumnMetrics, RuleResult
 from dq_governance.contracts.model import Contract, ReferenceSpec
 from dq_governance.errors import ConfigError, ContractError, InputDataError
 from dq_governance.identifiers import quote_identifier
+from dq_governance.session import first_line
 from dq_governance.checks.disclosure import withheld
 from dq_governance.checks.gate import decide
 
@@ -118,7 +119,7 @@ def _invalid_expression(rule_name: str, text: str, exc: BaseException) -> Contra
     if condition in _AGGREGATE_CONDITIONS:
         return ContractError(f"rule {rule_name}: {text!r} is an aggregate: use a `sql` rule for dataset-level "
                              "conditions")
-    return ContractError(f"rule {rule_name}: invalid SQL expression {text!r}: {_first_line(exc)}")
+    return ContractError(f"rule {rule_name}: invalid SQL expression {text!r}: {first_line(exc)}")
 
 
 def _condition(exc: BaseException) -> str | None:
@@ -133,11 +134,6 @@ def _condition(exc: BaseException) -> str | None:
             if value:
                 return str(value)
     return None
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 @dataclass
@@ -270,7 +266,7 @@ class BuildContext:
                     _ = self.stage.withColumns({"__dq_e": self._expressions[text]}).schema
                 except Exception as exc:
                     raise _invalid_expression(rule_name, text, exc) from None
-            raise ContractError(f"rule expressions do not resolve together: {_first_line(together)}") from None
+            raise ContractError(f"rule expressions do not resolve together: {first_line(together)}") from None
 
     def scope(self, rule: Any) -> Column | None:
         """The rule's `filter` as a non-null boolean, or None when it applies to every row."""
@@ -319,7 +315,7 @@ class BuildContext:
         try:
             rows = self.spark.sql(text).collect()
         except Exception as exc:
-            raise ContractError(f"rule {rule_name}: query failed: {_first_line(exc)}") from None
+            raise ContractError(f"rule {rule_name}: query failed: {first_line(exc)}") from None
         if len(rows) != 1 or len(rows[0]) != 1:
             raise ContractError(f"rule {rule_name}: query must return one row with one boolean column")
         value = rows[0][0]
@@ -378,7 +374,7 @@ def read_reference(spark: SparkSession, spec: ReferenceSpec) -> DataFrame:
         _ = frame.schema
         return frame
     except Exception as exc:
-        raise InputDataError(f"cannot read reference {spec.table or spec.path}: {_first_line(exc)}") from None
+        raise InputDataError(f"cannot read reference {spec.table or spec.path}: {first_line(exc)}") from None
 
 
 # --------------------------------------------------------------------------- the run
@@ -471,7 +467,7 @@ def evaluate(
                 measured_frame = kept.frame
             row = measured_frame.agg(*aggs).collect()[0]
         except Exception as exc:
-            raise InputDataError(f"checking {source or contract.name} failed: {_first_line(exc)}") from None
+            raise InputDataError(f"checking {source or contract.name} failed: {first_line(exc)}") from None
         values = dict(zip(keys, row))
         for frame in [f for f in cached if f is not kept]:  # duplicated keys: used up by the pass
             frame.unpersist()

@@ -373,15 +373,18 @@ def aggregate(rule: Any, ctx: BuildContext) -> RulePlan:
     overflows its type fails."""
     column = _one_column(rule)
     value, dtype = ctx.in_scope(rule, ctx.number(column)), ctx.dtype(column)
-    aggregates = {"value": checked_sum(value, dtype) if rule.type == "sum" else _AGGREGATES[rule.type](value)}
-    if rule.type == "sum" and sum_can_overflow(dtype):
-        aggregates["values"] = F.count(value)  # checked_sum is null with no values and on overflow: this tells which
+    # a sum of integral or decimal values, and an average of decimals (summed as decimals), can overflow
+    summed = rule.type == "sum" or (rule.type == "avg" and isinstance(dtype, DecimalType))
+    aggregates = {"value": checked_sum(value, dtype) if rule.type == "sum"
+                  else F.try_avg(value) if summed else _AGGREGATES[rule.type](value)}
+    if summed and sum_can_overflow(dtype):
+        aggregates["values"] = F.count(value)  # a try_ aggregate is null with no values and on overflow: this tells
 
     def finalize(m: Measured) -> Outcome:
         metric = _num(m.values["value"])
         if metric is None and m.values.get("values"):
             return Outcome(False, status_of(rule, False), None, _expected_thresholds(rule),
-                           overflow_message(f"sum({column})", m.values["values"], dtype))
+                           overflow_message(f"{rule.type}({column})", m.values["values"], dtype))
         if metric is None:
             return Outcome(True, "skipped", None, _expected_thresholds(rule), f"skipped: no values in {column}")
         return judge(rule, metric, what=f"{rule.type}({column})")

@@ -17,12 +17,12 @@ from typing import Any, Callable, Iterator
 
 import yaml
 
-from dq_governance.contracts.model import Contract, FieldSpec, MaskingSpec
+from dq_governance.contracts.model import Contract, FieldSpec, MaskingPolicy
 from dq_governance.contracts.spark_types import _parse as _consume_type
 from dq_governance.contracts.spark_types import is_spark_type
 from dq_governance.contracts.thresholds import parse_duration, parse_threshold
 from dq_governance.errors import ConfigError, DqGovernanceError
-from dq_governance.masking.policies import KEYED_METHODS, undeclared_spec
+from dq_governance.masking.policies import KEYED_METHODS, field_spec, undeclared_spec
 
 CLASSES = ("compatible", "potentially", "incompatible")
 RANK = {name: index for index, name in enumerate(CLASSES)}
@@ -517,15 +517,10 @@ def _primary_key_changes(old: Contract, new: Contract, renamed: dict[str, str]) 
     yield Change("N6" if old_key else "N5", "schema", _describe("primary_key", old_key, new_key))
 
 
-def _effective_mask(spec: FieldSpec, policy: Any) -> dict[str, Any] | None:
-    """The masking a field gets: its own, else the policy's for its classification, else the PII default."""
-    chosen: MaskingSpec | None = spec.masking
-    if chosen is None and policy is not None:
-        if spec.classification and spec.classification in policy.by_classification:
-            chosen = policy.by_classification[spec.classification]
-        elif spec.pii:
-            chosen = policy.pii
-    return chosen.model_dump(exclude_none=True) if chosen is not None else None
+def _effective_mask(spec: FieldSpec, policy: MaskingPolicy | None) -> dict[str, Any] | None:
+    """The masking a field gets, as `dqgov check` applies it (a PII field no policy covers: hmac)."""
+    chosen = field_spec(spec.masking, spec.classification, spec.pii, policy or MaskingPolicy())
+    return chosen.model_dump(exclude_none=True) if chosen is not None and chosen.method != "none" else None
 
 
 def _mask_text(mask: dict[str, Any] | None) -> str:
@@ -642,12 +637,18 @@ def detect_governance(old: Contract, new: Contract) -> Iterator[Change]:
         a, b = (getattr(go, attr) if go else None), (getattr(gn, attr) if gn else None)
         if a != b:
             yield Change("G4", "governance", _describe(attr, a, b))
-    key_old = old.masking.key_id if old.masking else None
-    key_new = new.masking.key_id if new.masking else None
     masks = [_effective_mask(s, new.masking) for _, s in new.iter_fields()] + [_undeclared_mask(new)]
-    keyed = any((mask or {}).get("method") in KEYED_METHODS for mask in masks)
-    if key_old != key_new and keyed:
-        yield Change("G3", "masking", f"key_id: {key_old!r} -> {key_new!r} (pseudonyms change)")
+    if not any((mask or {}).get("method") in KEYED_METHODS for mask in masks):
+        return
+    policy_old, policy_new = old.masking or MaskingPolicy(), new.masking or MaskingPolicy()
+    for attr in _KEY_SETTINGS:  # another key name or source is, as far as the contract can tell, another key
+        key_old, key_new = getattr(policy_old, attr), getattr(policy_new, attr)
+        if key_old != key_new:
+            yield Change("G3", "masking", f"{attr}: {key_old!r} -> {key_new!r} (pseudonyms change)")
+
+
+#: the masking policy's keys that say which secret keyed masks use
+_KEY_SETTINGS = ("key_id", "key_env", "key_file")
 
 
 def _seconds(text: str) -> float:

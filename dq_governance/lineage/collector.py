@@ -58,6 +58,8 @@ class CollectorServer(ThreadingHTTPServer):
         self.max_body = max_body
         self.token = token or None
         self.write_lock = threading.Lock()
+        # an IPv6 literal (`--host ::1`, `--host ::`) needs an IPv6 socket; names and IPv4 keep the default
+        self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
         super().__init__(address, CollectorHandler)
         # The names this server is reached by, for the Origin check: the host as given and the bound address.
         self.own_hosts = {address[0].lower(), str(self.server_address[0]).lower()}
@@ -73,7 +75,7 @@ class CollectorServer(ThreadingHTTPServer):
     def url(self) -> str:
         """http://host:port of the bound socket."""
         host, port = self.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
     def is_own_host(self, authority: str, default_port: int | None) -> bool:
         """Whether `host[:port]` names this server: our port (or none given and `default_port` is ours),

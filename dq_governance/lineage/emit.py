@@ -153,12 +153,13 @@ def parse_ref(text: str, what: str) -> Ref:
     """`namespace/job/runId` (the OPENLINEAGE_PARENT_ID format) -> (namespace, job, run id)."""
     head, _, run_id = text.strip().rpartition("/")
     namespace, _, name = head.partition("/")
-    if not (namespace and name and _is_uuid(run_id)):
+    if not (namespace and name and is_uuid(run_id)):
         raise ConfigError(f"{what}: expected NAMESPACE/JOB/RUN_UUID, got {text!r}")
     return namespace, name, run_id
 
 
-def _is_uuid(text: str) -> bool:
+def is_uuid(text: str) -> bool:
+    """Whether `text` spells a UUID (OpenLineage's run ids must)."""
     try:
         uuid.UUID(text)
     except ValueError:
@@ -172,7 +173,7 @@ def openlineage_run_id(pipeline: str, run_id: str) -> str:
     OpenLineage requires a UUID; dq-governance run ids need not be one (Airflow's `scheduled__…`). The uuid5 is
     deterministic, so a retried run's events share one runId, as its published rows share one run id.
     """
-    if _is_uuid(run_id):
+    if is_uuid(run_id):
         return str(uuid.UUID(run_id))  # the canonical spelling: lower case, hyphenated
     return str(uuid.uuid5(RUN_ID_NAMESPACE, f"{pipeline}\n{run_id}"))
 
@@ -185,7 +186,7 @@ def orchestrator_parent(
     if parent_run_id or parent_job:
         if not (parent_run_id and parent_job):
             raise ConfigError("--parent-run-id and --parent-job go together (job as NAMESPACE/NAME or NAME)")
-        if not _is_uuid(parent_run_id):
+        if not is_uuid(parent_run_id):
             raise ConfigError(f"--parent-run-id: {parent_run_id!r} is not a UUID")
         namespace, _, name = parent_job.partition("/") if "/" in parent_job else (default_namespace, "", parent_job)
         parent = (namespace, name, parent_run_id)
@@ -207,6 +208,8 @@ def spark_application(spark: Any) -> Ref | None:
     listeners = conf_value(spark, "spark.extraListeners", "") or ""
     if not run_id or "OpenLineageSparkListener" not in listeners:
         return None
+    if not is_uuid(run_id):  # the listener cannot report such a run, so no event could link to it
+        raise ConfigError(f"spark.openlineage.applicationRunId {run_id!r} is not a UUID")
     namespace = conf_value(spark, "spark.openlineage.namespace") or "default"
     name = conf_value(spark, "spark.openlineage.appName") or conf_value(spark, "spark.app.name", "spark")
     return namespace, F.normalize_name(name), run_id
@@ -438,7 +441,17 @@ def build_emitter(
             raise LineageError(text) from None
         log.warning(text + "; continuing without lineage")
         return None
+    _refuse_run_tag_overrides(client)
     return LineageEmitter(
         client, contract, run_id=str(run_id), pipeline=pipeline, strict=strict, parent=parent, root=root,
         spark=spark, contract_location=contract_location, namespace=namespace,
     )
+
+
+def _refuse_run_tag_overrides(client: OpenLineageClient) -> None:
+    """A user run tag (openlineage.yml `tags.run`, OPENLINEAGE__TAGS__RUN__*) named like ours would replace it."""
+    tags = getattr(getattr(client, "config", None), "tags", None)
+    user_keys = {str(key).lower() for key in (getattr(tags, "run", None) or {})}
+    if F.RUN_ID_TAG in user_keys:
+        raise ConfigError(f"OpenLineage run tag {F.RUN_ID_TAG!r}: dq-governance sets it to the run id; "
+                          "name your tag otherwise")

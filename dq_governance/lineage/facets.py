@@ -42,6 +42,8 @@ PROJECT_URL = "https://github.com/dq-governance/dq-governance"
 #: `producer` of every event and `_producer` of every facet: the project URL at this release's tag
 PRODUCER = f"{PROJECT_URL}/tree/v{__version__}"
 TAG_SOURCE = "DQGOV"
+#: the run tag that carries the run id as given (the runId is a UUID; emit.openlineage_run_id)
+RUN_ID_TAG = "run_id"
 
 CONTRACT_FACET_KEY = "dqgov_dataContract"
 #: Immutable: the facet schema as released at tag v0.1.0. A changed schema gets a new file version
@@ -460,7 +462,7 @@ def parent_facet(
 def run_tags_facet(run_id: str) -> tags_run.TagsRunFacet:
     """The run's `tags`: `run_id`, the run id as given (report history, `_dq_run_id`), which the runId is only
     when it is a UUID (emit.openlineage_run_id)."""
-    return tags_run.TagsRunFacet(tags=[tags_run.TagsRunFacetFields(key="run_id", value=run_id, source=TAG_SOURCE)])
+    return tags_run.TagsRunFacet(tags=[tags_run.TagsRunFacetFields(key=RUN_ID_TAG, value=run_id, source=TAG_SOURCE)])
 
 
 def error_facet(message: str, stack_trace: str | None = None) -> error_message_run.ErrorMessageRunFacet:

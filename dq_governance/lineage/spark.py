@@ -207,6 +207,8 @@ def listener_settings(
     elif jar:
         out["spark.jars"] = jar
     if application_run_id:
+        if not emit.is_uuid(application_run_id):
+            raise ConfigError(f"{APP_RUN_ID_KEY} {application_run_id!r} is not a UUID")
         out[APP_RUN_ID_KEY] = application_run_id
     out.update(transport_settings(lineage, secrets=secrets, flag=flag))
     out.update(parent_settings(parent_run_id, parent_job, namespace))

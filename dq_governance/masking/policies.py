@@ -41,7 +41,7 @@ def masked_columns(contract: Contract, policy: MaskingPolicy | None = None) -> d
     merged = effective_policy(contract, policy)
     out: dict[str, MaskingSpec] = {}
     for path, spec in contract.iter_fields():
-        chosen = _spec_for(spec.masking, spec.classification, spec.pii, merged)
+        chosen = field_spec(spec.masking, spec.classification, spec.pii, merged)
         if chosen is not None and chosen.method != "none":
             out[path] = chosen
     # a masked struct already hides its children; masking them too would address dropped fields
@@ -66,9 +66,10 @@ def undeclared_spec(contract: Contract, policy: MaskingPolicy | None = None) -> 
     return None if spec.method == "none" else spec  # `none`: the contract's own decision, PII is not masked
 
 
-def _spec_for(
+def field_spec(
     own: MaskingSpec | None, classification: str | None, pii: bool, policy: MaskingPolicy
 ) -> MaskingSpec | None:
+    """A field's masking: its own, else the policy's for its classification, else (PII) the policy's or hmac."""
     if own is not None:
         return own
     if classification is not None and classification in policy.by_classification:
