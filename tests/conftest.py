@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from prerequisites import missing_prerequisite
 
 REPO = Path(__file__).resolve().parent.parent
 CONTRACTS = REPO / "contracts"
@@ -106,10 +107,7 @@ def chromium():
         subprocess.run([str(REPO / "scripts" / "ensure-chromium.sh")], check=False, timeout=900)
         browser = found()
     if browser is None:
-        message = "Chromium is not installed and could not be installed (scripts/ensure-chromium.sh)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+        missing_prerequisite("Chromium is not installed and could not be installed (scripts/ensure-chromium.sh)")
 
     def run(profile: Path, *args: str) -> subprocess.CompletedProcess:
         return subprocess.run(

@@ -352,6 +352,17 @@ def checked_sum(value: Column, dtype: DataType) -> Column:
     return F.try_sum(value) if sum_can_overflow(dtype) else F.sum(value)
 
 
+def avg_can_overflow(dtype: DataType) -> bool:
+    """Whether an average of values of this type can overflow: decimals (Spark sums them as decimals; integers and
+    floating point are averaged as doubles)."""
+    return isinstance(dtype, DecimalType)
+
+
+def checked_avg(value: Column, dtype: DataType) -> Column:
+    """The average of `value` (of type `dtype`), null when its decimal sum overflows (try_avg), as checked_sum."""
+    return F.try_avg(value) if avg_can_overflow(dtype) else F.avg(value)
+
+
 def overflow_message(what: str, values: int, dtype: DataType) -> str:
     """The one line saying that a checked_sum of `values` values of type `dtype` overflowed (was null)."""
     # the type Spark sums in: bigint for integral types, ten more digits (at most 38) for decimals
@@ -359,8 +370,12 @@ def overflow_message(what: str, values: int, dtype: DataType) -> str:
     return f"{what} overflowed: the sum of {values} value(s) does not fit in {summed}"
 
 
+#: aggregates that can overflow: (the aggregate, null on overflow; whether it can overflow for a column type)
+_CHECKED_AGGREGATES: dict[str, tuple[Callable[[Column, DataType], Column], Callable[[DataType], bool]]] = {
+    "sum": (checked_sum, sum_can_overflow),
+    "avg": (checked_avg, avg_can_overflow),
+}
 _AGGREGATES: dict[str, Callable[[Column], Column]] = {
-    "avg": F.avg,
     "min": F.min,
     "max": F.max,
     "stddev": F.stddev_samp,
@@ -373,12 +388,10 @@ def aggregate(rule: Any, ctx: BuildContext) -> RulePlan:
     overflows its type fails."""
     column = _one_column(rule)
     value, dtype = ctx.in_scope(rule, ctx.number(column)), ctx.dtype(column)
-    # a sum of integral or decimal values, and an average of decimals (summed as decimals), can overflow
-    summed = rule.type == "sum" or (rule.type == "avg" and isinstance(dtype, DecimalType))
-    aggregates = {"value": checked_sum(value, dtype) if rule.type == "sum"
-                  else F.try_avg(value) if summed else _AGGREGATES[rule.type](value)}
-    if summed and sum_can_overflow(dtype):
-        aggregates["values"] = F.count(value)  # a try_ aggregate is null with no values and on overflow: this tells
+    checked = _CHECKED_AGGREGATES.get(rule.type)
+    aggregates = {"value": checked[0](value, dtype) if checked else _AGGREGATES[rule.type](value)}
+    if checked and checked[1](dtype):
+        aggregates["values"] = F.count(value)  # null with no values and on overflow: the count tells which
 
     def finalize(m: Measured) -> Outcome:
         metric = _num(m.values["value"])

@@ -386,7 +386,8 @@ def _with_driver_defaults(conf: dict[str, Any], *, new_session: bool = True) -> 
 
 
 def application_run_id(spark: Any) -> str | None:
-    """The `spark.openlineage.applicationRunId` of a session configured with the listener, else None."""
+    """The `spark.openlineage.applicationRunId` of a session configured with the listener, else None; a value
+    that is not a UUID is a ConfigError (the listener cannot report that run)."""
     app = emit.spark_application(spark)
     return app[2] if app else None
 
