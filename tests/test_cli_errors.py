@@ -92,3 +92,22 @@ def test_a_check_that_raises_under_ansi_names_the_cast_not_the_py4j_call(spark):
     message = str(raised.value)
     assert message.startswith("checking items failed: ") and "\n" not in message
     assert "CAST_INVALID_INPUT" in message and "'sete'" in message and "An error occurred" not in message
+
+
+@pytest.mark.spark
+def test_a_check_that_raises_on_a_pii_value_hides_the_value_in_its_error_line(spark):
+    """Spark quotes the value it could not cast; for a contract with a PII column, the line keeps the names only."""
+    from dq_governance.checks.engine import evaluate
+    from dq_governance.contracts.model import Contract
+    from dq_governance.errors import InputDataError
+
+    checked = Contract.model_validate({
+        "contract": {"name": "people", "version": "1.0.0"}, "dataset": {"name": "people"},
+        "schema": {"fields": [{"name": "email", "type": "string", "pii": True, "masking": "redact"}]},
+        "quality": {"rules": [{"type": "expression", "name": "email_number", "expression": "CAST(email AS INT) > 0"}]},
+    })
+    with pytest.raises(InputDataError) as raised:
+        evaluate(spark.createDataFrame([("ana@example.com",)], "email string"), checked, mode="counts")
+    message = str(raised.value)
+    assert message.startswith("checking people failed: ") and "CAST_INVALID_INPUT" in message
+    assert "ana@example.com" not in message and "'<redacted>'" in message

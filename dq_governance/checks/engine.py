@@ -58,6 +58,7 @@ from dq_governance.checks.result import CheckResult, ColumnMetrics, RuleResult
 from dq_governance.contracts.model import Contract, ReferenceSpec
 from dq_governance.errors import ConfigError, ContractError, InputDataError
 from dq_governance.identifiers import quote_identifier
+from dq_governance.scrub import contract_identifiers, scrub_message
 from dq_governance.session import first_line
 from dq_governance.checks.disclosure import withheld
 from dq_governance.checks.gate import decide
@@ -134,6 +135,15 @@ def _condition(exc: BaseException) -> str | None:
             if value:
                 return str(value)
     return None
+
+
+def failure_line(contract: Contract | None, exc: BaseException) -> str:
+    """The line naming why Spark failed on the data; its quoted values hidden when the contract declares a PII
+    column (Spark quotes the offending value: `The value 'ana@example.com' cannot be cast`)."""
+    line = first_line(exc)
+    if contract is not None and any(spec.pii for _, spec in contract.iter_fields()):
+        return scrub_message(line, contract_identifiers(contract))
+    return line
 
 
 @dataclass
@@ -315,7 +325,7 @@ class BuildContext:
         try:
             rows = self.spark.sql(text).collect()
         except Exception as exc:
-            raise ContractError(f"rule {rule_name}: query failed: {first_line(exc)}") from None
+            raise ContractError(f"rule {rule_name}: query failed: {failure_line(self.contract, exc)}") from None
         if len(rows) != 1 or len(rows[0]) != 1:
             raise ContractError(f"rule {rule_name}: query must return one row with one boolean column")
         value = rows[0][0]
@@ -467,7 +477,7 @@ def evaluate(
                 measured_frame = kept.frame
             row = measured_frame.agg(*aggs).collect()[0]
         except Exception as exc:
-            raise InputDataError(f"checking {source or contract.name} failed: {first_line(exc)}") from None
+            raise InputDataError(f"checking {source or contract.name} failed: {failure_line(contract, exc)}") from None
         values = dict(zip(keys, row))
         for frame in [f for f in cached if f is not kept]:  # duplicated keys: used up by the pass
             frame.unpersist()

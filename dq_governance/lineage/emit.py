@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
@@ -20,6 +19,7 @@ from openlineage.client import OpenLineageClient
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
 
 from dq_governance.errors import ConfigError, LineageError
+from dq_governance.scrub import contract_identifiers, redact, scrub_message
 from dq_governance.lineage import facets as F
 
 log = logging.getLogger(__name__)
@@ -111,32 +111,6 @@ def transport_config(spec: str | None, *, flag: str = "--lineage") -> dict[str, 
         f"{flag} {redact(text)!r}: expected file:PATH, http(s)://HOST[:PORT][/PATH], console, none, "
         "default (openlineage.yml / OPENLINEAGE__* env) or a path to an openlineage.yml"
     )
-
-
-_USERINFO = re.compile(r"(\b[a-z][a-z0-9+.-]*://)[^/\s@]+@", re.IGNORECASE)
-_QUERY = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^\s?'\"]*)\?[^\s'\"]*", re.IGNORECASE)
-_QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
-
-
-def redact(text: str) -> str:
-    """Text with URL userinfo and query strings removed, wherever they occur (that is where tokens hide)."""
-    return _QUERY.sub(r"\1", _USERINFO.sub(r"\1", text))
-
-
-def scrub_message(message: str, identifiers: Iterable[str]) -> str:
-    """An error message safe for an event: first line, quoted literals other than known identifiers hidden.
-
-    Spark and our own errors quote offending values ('ana@example.com' cannot be cast ...); a value of a
-    PII column must not leave in an errorMessage facet, while column and rule names stay readable.
-    """
-    known = set(identifiers)
-    first = redact((message or "").strip().splitlines()[0] if (message or "").strip() else "")
-
-    def keep(match: re.Match[str]) -> str:
-        inner = match.group(1) if match.group(1) is not None else match.group(2)
-        return match.group(0) if inner in known else "'<redacted>'"
-
-    return _QUOTED.sub(keep, first)[:1000]
 
 
 def make_client(spec: str | None) -> OpenLineageClient:
@@ -270,16 +244,8 @@ class LineageEmitter:
         The message is scrubbed (first line, quoted values hidden); a stack trace is sent only when given.
         """
         self._guarded("FAIL", lambda: self._finish(
-            RunState.FAIL, result, outputs, F.error_facet(scrub_message(message, self._identifiers()), stack_trace)))
-
-    def _identifiers(self) -> set[str]:
-        contract = self.contract
-        names = {contract.name, contract.dataset.name, *contract.column_names(nested=True)}
-        try:
-            names.update(rule.name for rule in contract.rules())
-        except Exception:  # rule expansion problems are the checker's to report, not ours
-            pass
-        return names
+            RunState.FAIL, result, outputs,
+            F.error_facet(scrub_message(message, contract_identifiers(self.contract)), stack_trace)))
 
     def close(self) -> None:
         """Flush and close the transport (async transports); never raises unless strict."""
