@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from jvm_startup import with_class_data_archive
 from prerequisites import missing_prerequisite
 
 REPO = Path(__file__).resolve().parent.parent
@@ -21,7 +22,9 @@ collect_ignore = [] if os.environ.get("DQGOV_CONNECT") == "1" else ["connect"]
 # Every JVM the tests start through spark-submit (the shared session, the jobs, dqgov subprocesses, Connect
 # servers) compiles with C1 alone: the suite's jobs are short, and C2's compiler threads took a third of the two
 # cores (tests/test_enforce_trust.py: 110 s -> 77 s wall, 144 s -> 79 s CPU). Benchmarks never run under it.
-os.environ["SPARK_SUBMIT_OPTS"] = f"{os.environ.get('SPARK_SUBMIT_OPTS', '')} -XX:TieredStopAtLevel=1".strip()
+# They also map Spark's classes from a class-data archive made once per Spark home and JDK (tests/jvm_startup.py).
+os.environ["SPARK_SUBMIT_OPTS"] = with_class_data_archive(
+    f"{os.environ.get('SPARK_SUBMIT_OPTS', '')} -XX:TieredStopAtLevel=1".strip())
 
 MARKERS = {
     "cluster": "runs tests/cluster_job.py on local-cluster[2,1,1024] (two executor JVMs; about a minute)",

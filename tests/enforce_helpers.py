@@ -55,6 +55,8 @@ def _dqgov(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENLINEAGE", "DQGOV_", "SPARK_", "PYSPARK_"))}
+    if "SPARK_SUBMIT_OPTS" in os.environ:  # the tests' JVM launch options (tests/conftest.py), not a session's
+        env["SPARK_SUBMIT_OPTS"] = os.environ["SPARK_SUBMIT_OPTS"]
     env.update(SPARK_HOME=str(SPARK_HOME), PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
     return env
 
