@@ -77,6 +77,10 @@ def _checked_options(df: Any, *, run_id: str | None, pipeline: str | None, stora
     from dq_governance.publish.writer import validate_run_id
 
     require_frame(df)
+    if df.isStreaming:  # a streaming frame cannot be counted in one pass; Spark's own error names no way out
+        raise InputDataError("df: a streaming DataFrame (readStream) is checked per micro-batch by "
+                             "dq_governance.check_stream(df, contract, target=..., quarantine=..., checkpoint=...), "
+                             "not by check(), run() or the decorators")
     if run_id is not None:  # an empty run id is refused, never replaced by a new one (a retry would publish twice)
         validate_run_id(run_id)
     validate_pipeline(pipeline)

@@ -38,6 +38,24 @@ def pytest_configure(config):
         config.addinivalue_line("markers", f"{name}: {text}")
 
 
+#: seconds per test file (setup, call and teardown), for the summary's slowest files
+_FILE_SECONDS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    """Add each phase's duration to its file's total."""
+    path = report.nodeid.split("::", 1)[0]
+    _FILE_SECONDS[path] = _FILE_SECONDS.get(path, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The ten slowest test files: where a part's time budget goes, in the CI log itself."""
+    slowest = sorted(_FILE_SECONDS.items(), key=lambda item: -item[1])[:10]
+    if slowest:
+        files = ", ".join(f"{path} {seconds:.0f} s" for path, seconds in slowest)
+        terminalreporter.write_line(f"slowest files: {files}")
+
+
 @pytest.fixture(scope="session")
 def repo() -> Path:
     return REPO

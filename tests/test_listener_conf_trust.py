@@ -126,3 +126,47 @@ def test_the_manifest_command_in_the_first_comment_is_shell_quoted(capsys):
     lines = out.splitlines()
     assert lines[0] == "# the manifest: `dqgov manifest CONTRACTS_DIR -o '/dbfs/my dir/m.json'`, shipped with the job"
     assert "spark.openlineage.transport.transformerProperties.manifest /dbfs/my dir/m.json" in lines
+
+
+@pytest.mark.parametrize("spelling", ["apiKey", "apikey", "api_key"])
+def test_an_openlineage_yml_api_key_reaches_the_listener_in_each_spelling_the_client_reads(tmp_path, spelling):
+    # openlineage-python reads all three; the listener's settings dropped the two it did not, so its events went
+    # out unauthenticated while dqgov's own were authenticated
+    config = tmp_path / "openlineage.yml"
+    config.write_text(f"transport:\n  type: http\n  url: http://host:5000\n  auth:\n    type: api_key\n"
+                      f"    {spelling}: {PASSWORD}\n")
+    assert S.transport_settings(str(config)) == {
+        "spark.openlineage.transport.type": "http", "spark.openlineage.transport.url": "http://host:5000",
+        "spark.openlineage.transport.endpoint": "/api/v1/lineage",
+        "spark.openlineage.transport.auth.type": "api_key", "spark.openlineage.transport.auth.apiKey": PASSWORD}
+    printed = S.transport_settings(str(config), secrets=False, flag="--transport")
+    assert printed["spark.openlineage.transport.auth.apiKey"] == "<OPENLINEAGE_API_KEY>"
+
+
+@pytest.mark.parametrize(("auth", "found"), [
+    ("type: jwt\n    apiKey: KEY", "auth type 'jwt'"),
+    ("type: my_pkg.TokenProvider\n    token: KEY", "auth type 'my_pkg.TokenProvider'"),
+    ("type: KEY", "an auth type it does not know"),  # a secret pasted as the type is never printed
+    ("type: api_key\n    token: KEY", "auth type 'api_key' without its apiKey"),
+    ("apiKey: KEY", "auth with no type"),
+])
+def test_openlineage_yml_auth_the_listener_cannot_take_is_refused_not_dropped(capsys, tmp_path, auth, found):
+    config = tmp_path / "openlineage.yml"
+    config.write_text(f"transport:\n  type: http\n  url: http://host:5000\n  auth:\n    "
+                      f"{auth.replace('KEY', PASSWORD)}\n")
+    code, out, err = _run(capsys, "--transport", str(config))
+    assert (code, out) == (2, "")
+    assert err == (f"dqgov: error: --transport {config}: transport.auth: the listener cannot be configured for "
+                   f"{found} from a spec; use spark.openlineage.transport.auth.* keys\n")
+    assert PASSWORD not in err
+
+
+def test_printing_settings_for_a_file_transport_creates_no_directory_here(capsys, tmp_path):
+    # the printed settings are for the cluster's driver; a session started here still gets its directory
+    events = tmp_path / "lineage" / "day" / "events.jsonl"
+    code, out, _err = _run(capsys, "--transport", f"file:{events}", "--format", "spark-defaults")
+    assert code == 0
+    assert f"spark.openlineage.transport.location {events}" in out.splitlines()
+    assert not (tmp_path / "lineage").exists()
+    assert S.transport_settings(f"file:{events}")["spark.openlineage.transport.location"] == str(events)
+    assert events.parent.is_dir()

@@ -240,3 +240,12 @@ def test_readme_commands_run_as_documented(tmp_path: Path) -> None:
                     failures.append(f"{where}: output lacks {line!r}:\n{proc.stdout[-3000:]}")
     assert not failures, "\n\n".join(failures)
     assert len(outcome.ran) >= 20, outcome.ran
+
+
+def test_the_test_budgets_the_readme_states_are_the_makefile_s() -> None:
+    """The README's budget per test part names the Makefile's --session-timeout values, in order."""
+    text = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    stated = re.search(r"test-40 (\d+) s, test-connect (\d+) \+ (\d+) s, test-cluster (\d+) s, test-35 (\d+) s", text)
+    assert stated, "the README no longer states the test parts' budgets"
+    made = re.findall(r"--session-timeout=(\d+)", (REPO / "Makefile").read_text(encoding="utf-8"))
+    assert list(stated.groups()) == made

@@ -224,3 +224,28 @@ def test_a_blank_pipeline_is_refused_before_the_query_starts(spark, tmp_path):
     with pytest.raises(ConfigError, match="pipeline ' ': expected a non-blank name"):
         dq_governance.check_stream(batch, _contract(), target=str(tmp_path / "v"), quarantine=str(tmp_path / "q"),
                                    checkpoint=str(tmp_path / "c"), pipeline=" ", start=False)
+
+
+def test_a_streaming_frame_given_to_check_run_or_a_decorator_is_refused_in_one_line(spark, tmp_path):
+    # Spark's own error ("Queries with streaming sources must be executed with writeStream.start()") came from
+    # deep in the pass and named no way out
+    from dq_governance.errors import InputDataError
+
+    _write_batches(tmp_path / "in")
+    stream = spark.readStream.schema(SCHEMA).option("header", True).csv(str(tmp_path / "in"))
+    expected = ("df: a streaming DataFrame (readStream) is checked per micro-batch by dq_governance.check_stream(df, "
+                "contract, target=..., quarantine=..., checkpoint=...), not by check(), run() or the decorators")
+
+    @dq_governance.contract(_contract())
+    def orders():
+        return stream
+
+    calls = [lambda: dq_governance.check(stream, _contract()),
+             lambda: dq_governance.run(stream, _contract(), target=str(tmp_path / "v"),
+                                       quarantine=str(tmp_path / "q")),
+             orders]
+    for call in calls:
+        with pytest.raises(InputDataError) as refused:
+            call()
+        assert str(refused.value) == expected
+    assert not (tmp_path / "v").exists() and not (tmp_path / "q").exists()

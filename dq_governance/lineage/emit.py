@@ -67,10 +67,12 @@ def split_http_url(url: str) -> tuple[str, str | None]:
     return base, path
 
 
-def transport_config(spec: str | None, *, flag: str = "--lineage") -> dict[str, Any] | None:
+def transport_config(spec: str | None, *, flag: str = "--lineage", local: bool = True) -> dict[str, Any] | None:
     """The openlineage-python transport dict for a `--lineage` spec; None = standard config sources.
 
     `flag`: the option the spec came from, named in errors (`--transport` for `dqgov listener-conf`).
+    `local`: events go from this machine, so a `file:` spec's directory is created here; settings printed for
+    another machine (`dqgov listener-conf`) create nothing.
     """
     text = (spec or "").strip()
     if text.lower() in STANDARD_SPECS:
@@ -81,7 +83,8 @@ def transport_config(spec: str | None, *, flag: str = "--lineage") -> dict[str, 
         path = text[len("file:"):]
         if not path:
             raise ConfigError(f"{flag} file: needs a path, e.g. file:out/lineage.jsonl")
-        Path(path).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
+        if local:
+            Path(path).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
         return {"type": "file", "log_file_path": str(Path(path).expanduser().resolve()), "append": True}
     if text.startswith(("http://", "https://")):
         base, path = split_http_url(text)

@@ -93,11 +93,12 @@ def transport_settings(lineage: str | None, *, secrets: bool = True, flag: str =
     HTTP keeps url (scheme://host:port) and endpoint (the path) apart: the listener drops a URL's path.
     With `secrets=False` the API key is written as a placeholder, for printing, and a URL with credentials
     (`user:password@`) is refused: dropped they would leave a config that cannot authenticate, printed they
-    would leak. `flag` is the option the spec came from, named in errors.
+    would leak, and a `file:` spec's directory is not created here (the settings are for another machine).
+    `flag` is the option the spec came from, named in errors.
     """
     if secrets:  # a session's listener: dropped credentials would send its events unauthenticated
         emit.refuse_url_credentials(lineage, flag)
-    transport = emit.transport_config(lineage, flag=flag)
+    transport = emit.transport_config(lineage, flag=flag, local=secrets)
     if transport is None:
         return {}
     prefix = TRANSPORT_PREFIX
@@ -113,7 +114,7 @@ def transport_settings(lineage: str | None, *, secrets: bool = True, flag: str =
         if not secrets and "?" in endpoint:  # a query may carry a credential (`?code=`): printed as a placeholder
             endpoint = endpoint.split("?", 1)[0] + "?<query of --transport>"
         out[f"{prefix}endpoint"] = endpoint
-        key = (transport.get("auth") or {}).get("apiKey")
+        key = _api_key(lineage or "", transport, flag)
         if key:
             out[f"{prefix}auth.type"] = "api_key"
             out[f"{prefix}auth.apiKey"] = key if secrets else f"<{emit.API_KEY_ENV}>"
@@ -130,6 +131,28 @@ def _refuse_url_credentials(spec: str, transport: dict[str, Any], flag: str) -> 
         raise ConfigError(f"{flag}: credentials in the URL are not printed; {auth}")
     if emit.has_userinfo(str(transport.get("url", ""))):
         raise ConfigError(f"{flag} {spec}: transport.url: credentials in the URL are not printed; {auth}")
+
+
+def _api_key(spec: str, transport: dict[str, Any], flag: str) -> str | None:
+    """The transport's API key, spelled as openlineage-python reads it; a ConfigError for auth it cannot pass on.
+
+    Dropping an openlineage.yml's auth would send the listener's events unauthenticated.
+    """
+    auth = transport.get("auth")
+    if not auth:
+        return None
+    if not isinstance(auth, dict):
+        raise ConfigError(f"{flag} {spec}: transport.auth: expected a mapping")
+    kind = auth.get("type")
+    key = next((auth[k] for k in ("apiKey", "apikey", "api_key") if auth.get(k)), None)
+    if kind == "api_key" and key:
+        return str(key)
+    # the type is named only when it is one openlineage-python knows or a class path: never a mistyped secret
+    named = kind == "jwt" or (isinstance(kind, str) and re.fullmatch(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)+", kind))
+    found = ("auth with no type" if kind is None else "auth type 'api_key' without its apiKey" if kind == "api_key"
+             else f"auth type {kind!r}" if named else "an auth type it does not know")
+    raise ConfigError(f"{flag} {spec}: transport.auth: the listener cannot be configured for {found} from a spec; "
+                      "use spark.openlineage.transport.auth.* keys")
 
 
 def _absolute_path(endpoint: str) -> str:
