@@ -20,9 +20,9 @@ DATA = REPO / "examples" / "data"
 collect_ignore = [] if os.environ.get("DQGOV_CONNECT") == "1" else ["connect"]
 
 # Every JVM the tests start through spark-submit (the shared session, the jobs, dqgov subprocesses, Connect
-# servers) compiles with C1 alone: the suite's jobs are short, and C2's compiler threads took a third of the two
-# cores (tests/test_enforce_trust.py: 110 s -> 77 s wall, 144 s -> 79 s CPU). Benchmarks never run under it.
-# They also map Spark's classes from a class-data archive made once per Spark home and JDK (tests/jvm_startup.py).
+# servers) compiles with C1 alone: the suite's jobs are short, and C2's compiler threads compete for the two cores.
+# They also map Spark's classes from a class-data archive made once per Spark home and JDK (tests/jvm_startup.py):
+# tests/test_enforce_trust.py 160 s -> 88 s wall. Benchmarks never run under either.
 os.environ["SPARK_SUBMIT_OPTS"] = with_class_data_archive(
     f"{os.environ.get('SPARK_SUBMIT_OPTS', '')} -XX:TieredStopAtLevel=1".strip())
 
