@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from jvm_startup import with_class_data_archive
+from jvm_startup import C1_ONLY, for_long_jvm, with_class_data_archive
 from prerequisites import missing_prerequisite
 
 REPO = Path(__file__).resolve().parent.parent
@@ -19,12 +21,24 @@ DATA = REPO / "examples" / "data"
 # a Connect session sets a process-wide flag after which this process's local[2] session cannot start.
 collect_ignore = [] if os.environ.get("DQGOV_CONNECT") == "1" else ["connect"]
 
-# Every JVM the tests start through spark-submit (the shared session, the jobs, dqgov subprocesses, Connect
-# servers) compiles with C1 alone: the suite's jobs are short, and C2's compiler threads compete for the two cores.
-# They also map Spark's classes from a class-data archive made once per Spark home and JDK (tests/jvm_startup.py):
-# tests/test_enforce_trust.py 160 s -> 88 s wall. Benchmarks never run under either.
+# Every JVM the tests start through spark-submit maps Spark's classes from a class-data archive made once per Spark
+# home and JDK (tests/jvm_startup.py: tests/test_enforce_trust.py 160 s -> 88 s wall). The short ones (spark-submit
+# jobs, dqgov subprocesses) compile with C1 alone; the long-lived ones (this process's shared session, the Delta
+# jobs, Connect servers) launch with for_long_jvm(), which keeps C2. Benchmarks never run under either.
 os.environ["SPARK_SUBMIT_OPTS"] = with_class_data_archive(
-    f"{os.environ.get('SPARK_SUBMIT_OPTS', '')} -XX:TieredStopAtLevel=1".strip())
+    f"{os.environ.get('SPARK_SUBMIT_OPTS', '')} {C1_ONLY}".strip())
+
+
+@contextlib.contextmanager
+def _long_jvm_launch() -> Iterator[None]:
+    """Launch this process's JVM with C2 kept (SPARK_SUBMIT_OPTS is read when the gateway starts)."""
+    saved = os.environ["SPARK_SUBMIT_OPTS"]
+    os.environ["SPARK_SUBMIT_OPTS"] = for_long_jvm(saved)
+    try:
+        yield
+    finally:
+        os.environ["SPARK_SUBMIT_OPTS"] = saved
+
 
 MARKERS = {
     "cluster": "runs tests/cluster_job.py on local-cluster[2,1,1024] (two executor JVMs; about a minute)",
@@ -93,7 +107,8 @@ def spark():
     builder = SparkSession.builder
     for key, value in spark_settings().items():
         builder = builder.config(key, value)
-    session = builder.getOrCreate()
+    with _long_jvm_launch():
+        session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
@@ -109,7 +124,8 @@ def spark_jvm() -> None:
     """
     from pyspark import SparkConf, SparkContext
 
-    SparkContext._ensure_initialized(conf=SparkConf().setAll(list(spark_settings().items())))
+    with _long_jvm_launch():
+        SparkContext._ensure_initialized(conf=SparkConf().setAll(list(spark_settings().items())))
 
 
 @pytest.fixture(scope="session")

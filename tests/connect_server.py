@@ -26,6 +26,8 @@ import sys
 import time
 from pathlib import Path
 
+from jvm_startup import long_jvm_env
+
 REPO = Path(__file__).resolve().parent.parent
 READY = "Spark Connect server started at"
 #: the servers started and not yet stopped, for a failed test's report (tests/connect/conftest.py)
@@ -61,8 +63,10 @@ class ConnectServer:
     """One Spark Connect server process (see the module doc)."""
 
     def __init__(self, workdir: Path, *, delta: bool = True, timeout: float = 240.0, cwd: Path = REPO,
-                 conf: dict[str, str] | None = None) -> None:
+                 conf: dict[str, str] | None = None, long_lived: bool = False) -> None:
         self.workdir = Path(workdir)
+        # a server that runs many tests keeps C2 (tests/jvm_startup.py): its code pays back there
+        self.long_lived = long_lived
         self.cwd = Path(cwd)  # the server resolves relative paths (e.g. a contract's references) against it
         self.delta = delta
         self.conf = dict(conf or {})  # more settings (e.g. the ones `dqgov listener-conf` prints), last word
@@ -117,6 +121,8 @@ class ConnectServer:
             "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable,
             "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
         })
+        if self.long_lived:
+            env = long_jvm_env(env)
         with open(self.log, "wb") as out:
             self.process = subprocess.Popen(self.command(), stdout=out, stderr=subprocess.STDOUT, env=env,
                                             cwd=self.cwd, start_new_session=True)

@@ -19,6 +19,28 @@ import sys
 import tempfile
 from pathlib import Path
 
+#: C1 alone, for the short jobs: their JVM exits before C2's code pays back, and C2's compiler threads compete for
+#: the two cores (tests/test_enforce_trust.py: 75 s with it, 98 s without)
+C1_ONLY = "-XX:TieredStopAtLevel=1"
+
+
+def for_long_jvm(options: str) -> str:
+    """`options` without C1_ONLY: for a JVM that runs many jobs (the shared session, the Delta jobs, Connect servers).
+
+    There C2's code pays back: the shared session's tests/test_profile.py, test_detect_pii.py and
+    test_publish_run.py took 232-245 s with C2 and 297-350 s without it; tests/test_publish_delta.py 208-218 s
+    against 243-255 s; tests/connect/test_connect_run.py on the shared server 76 s against 106 s.
+    """
+    return " ".join(part for part in options.split() if part != C1_ONLY)
+
+
+def long_jvm_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """`env` (default os.environ) for a subprocess whose JVM runs many jobs: its SPARK_SUBMIT_OPTS keeps C2."""
+    env = dict(os.environ if env is None else env)
+    env["SPARK_SUBMIT_OPTS"] = for_long_jvm(env.get("SPARK_SUBMIT_OPTS", ""))
+    return env
+
+
 #: a little of everything the suite's jobs do: CSV in, SQL functions, a shuffle, parquet out and back
 WARM_UP = """
 import sys

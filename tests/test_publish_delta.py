@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+from jvm_startup import long_jvm_env
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
@@ -19,7 +20,7 @@ def test_delta_publication(repo, tmp_path):
     pytest.importorskip("delta")
     proc = subprocess.run(
         [sys.executable, str(repo / "tests/publish_delta_job.py"), str(tmp_path)],
-        capture_output=True, text=True, timeout=900, cwd=str(repo),
+        capture_output=True, text=True, timeout=900, cwd=str(repo), env=long_jvm_env(),
     )
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
     assert proc.returncode == 0 and lines, proc.stderr[-3000:]
@@ -62,7 +63,7 @@ def fixes(repo, tmp_path_factory):
     pytest.importorskip("delta")
     proc = subprocess.run(
         [sys.executable, str(repo / "tests/publish_delta_job.py"), str(tmp_path_factory.mktemp("fixes")), "fixes"],
-        capture_output=True, text=True, timeout=900, cwd=str(repo),
+        capture_output=True, text=True, timeout=900, cwd=str(repo), env=long_jvm_env(),
     )
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
     assert proc.returncode == 0 and lines, proc.stderr[-3000:]

@@ -78,7 +78,7 @@ def connect_server(tmp_path_factory):
     """One Connect server (with Delta) for the whole run, stopped at the end."""
     from connect_server import ConnectServer
 
-    server = ConnectServer(tmp_path_factory.mktemp("connect-server"), delta=True).start()
+    server = ConnectServer(tmp_path_factory.mktemp("connect-server"), delta=True, long_lived=True).start()
     yield server
     server.stop()
 

@@ -273,3 +273,17 @@ def test_session_file_helpers_on_connect(spark, tmp_path):
     assert session.qualify(spark, str(data)) == f"file:{data}"
     session.mark(spark, str(tmp_path / "m"))
     assert session.path_exists(spark, str(tmp_path / "m"))
+
+
+def test_a_streaming_frame_given_to_check_or_run_is_refused_in_one_line(spark, tmp_path):
+    # isStreaming is an analysis round trip on Connect; the refusal must come before any pass or write
+    stream = spark.readStream.schema("venda_id long, cpf string").option("header", True).csv(str(DATA))
+    expected = ("df: a streaming DataFrame (readStream) is checked per micro-batch by dq_governance.check_stream(df, "
+                "contract, target=..., quarantine=..., checkpoint=...), not by check(), run() or the decorators")
+    for call in (lambda: dq_governance.check(stream, contract("sales")),
+                 lambda: dq_governance.run(stream, contract("sales"), target=str(tmp_path / "v"),
+                                           quarantine=str(tmp_path / "q"))):
+        with pytest.raises(InputDataError) as refused:
+            call()
+        assert str(refused.value) == expected
+    assert not (tmp_path / "v").exists() and not (tmp_path / "q").exists()
