@@ -23,8 +23,9 @@ collect_ignore = [] if os.environ.get("DQGOV_CONNECT") == "1" else ["connect"]
 
 # Every JVM the tests start through spark-submit maps Spark's classes from a class-data archive made once per Spark
 # home and JDK (tests/jvm_startup.py: tests/test_enforce_trust.py 160 s -> 88 s wall). The short ones (spark-submit
-# jobs, dqgov subprocesses) compile with C1 alone; the long-lived ones (this process's shared session, the Delta
-# jobs, Connect servers) launch with for_long_jvm(), which keeps C2. Benchmarks never run under either.
+# jobs, dqgov subprocesses, the extension test's Connect servers) compile with C1 alone; the long-lived ones (this
+# process's shared session, the Delta jobs, the suite's shared Connect server) launch with for_long_jvm(), which
+# keeps C2. Benchmarks never run under either.
 os.environ["SPARK_SUBMIT_OPTS"] = with_class_data_archive(
     f"{os.environ.get('SPARK_SUBMIT_OPTS', '')} {C1_ONLY}".strip())
 

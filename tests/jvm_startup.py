@@ -25,7 +25,7 @@ C1_ONLY = "-XX:TieredStopAtLevel=1"
 
 
 def for_long_jvm(options: str) -> str:
-    """`options` without C1_ONLY: for a JVM that runs many jobs (the shared session, the Delta jobs, Connect servers).
+    """`options` without C1_ONLY: for a JVM that runs many jobs (shared session, Delta jobs, shared Connect server).
 
     There C2's code pays back: the shared session's tests/test_profile.py, test_detect_pii.py and
     test_publish_run.py took 232-245 s with C2 and 297-350 s without it; tests/test_publish_delta.py 208-218 s
