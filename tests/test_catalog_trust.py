@@ -452,3 +452,19 @@ def test_check_with_a_bad_sync_token_stops_before_any_spark_work(repo, tmp_path,
         "dqgov: error: DQGOV_DATAHUB_TOKEN: the token holds a character that is not printable ASCII (a "
         "typographic quote from copy-paste?); give the token alone\n")
     assert not (tmp_path / "valid").exists() and not (tmp_path / "out").exists()
+
+
+def test_a_rule_on_a_structs_field_is_not_pushed_to_openmetadata_and_says_why():
+    """A test case's entity link names a top-level column: a rule on `cliente.email` (a struct field's shorthand or a
+    quality rule) is left out with its reason, where the same rule on a top-level column is pushed."""
+    from dq_governance.catalogs.openmetadata import skip_reason
+
+    contract = Contract.model_validate({
+        "contract": {"name": "nested", "version": "1.0.0"}, "dataset": {"name": "curated.nested"},
+        "schema": {"fields": [
+            {"name": "email", "type": "string", "required": True},
+            {"name": "cliente", "type": "struct<email:string>", "fields": [{"name": "email", "required": True}]}]},
+        "quality": {"rules": [{"type": "not_null", "column": "cliente.email", "name": "nested_rule"}]}})
+    reasons = {rule.name: skip_reason(rule) for rule in contract.rules() if rule.type == "not_null"}
+    nested = "a test case names a top-level column and the rule checks a struct's field"
+    assert reasons == {"email_not_null": None, "cliente.email_not_null": nested, "nested_rule": nested}

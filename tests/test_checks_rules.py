@@ -348,6 +348,48 @@ def test_pii_undeclared_passes_when_declared_or_ignored(spark):
     assert "cpf (BR_CPF, confidence 1.00; 100.0% of 3 sampled" in rule.message and r.gate.publish is True
 
 
+NESTED_ROWS = [(1, ("ana.souza@example.com", "52998224725")), (2, ("bia@exemplo.com.br", "11144477735")),
+               (3, ("caio@example.org", None)), (4, None)]
+NESTED_SCHEMA = "id long, cliente struct<contato:string,cpf:string>"
+
+
+def test_pii_undeclared_reads_the_fields_of_structs(spark):
+    """`cliente.contato` holds e-mails and `cliente.cpf` CPFs: a contract declaring the struct without them misses
+    both; declaring the struct pii (or its fields) passes."""
+    struct = {"name": "cliente", "type": "struct<contato:string,cpf:string>"}
+    r = run(spark, NESTED_ROWS, NESTED_SCHEMA, [{"name": "id", "type": "long"}, struct], [{"type": "pii_undeclared"}])
+    rule = r.rule("pii_undeclared")
+    assert (rule.passed, rule.metric_value) == (False, 2.0)
+    assert rule.message.startswith("2 column(s) look like PII but are not declared pii: true: cliente.contato "
+                                   "(EMAIL_ADDRESS, confidence 1.00; 100.0% of 3 sampled values match); "
+                                   "cliente.cpf (BR_CPF, confidence 1.00; 100.0% of 2 sampled values match")
+    for declared in ({**struct, "pii": True},
+                     {**struct, "fields": [{"name": "contato", "pii": True}, {"name": "cpf", "pii": True}]}):
+        r = run(spark, NESTED_ROWS, NESTED_SCHEMA, [{"name": "id", "type": "long"}, declared],
+                [{"type": "pii_undeclared"}])
+        assert (r.rule("pii_undeclared").passed, r.rule("pii_undeclared").metric_value) == (True, 0.0)
+    # `ignore` takes a field by its dotted name, or a struct with all its fields
+    for ignore, left in ((["cliente.CPF"], 1.0), (["CLIENTE"], 0.0)):
+        rule = {"type": "pii_undeclared", "ignore": ignore}
+        r = run(spark, NESTED_ROWS, NESTED_SCHEMA, [{"name": "id", "type": "long"}, struct], [rule])
+        assert r.rule("pii_undeclared").metric_value == left, ignore
+
+
+def test_the_shorthands_of_a_structs_fields_are_rules_on_their_paths(spark):
+    """A struct's `fields` take the same shorthands as top-level fields: rules on the dotted path, a missing struct
+    making its fields missing (row 4); a type rule only where the field declares a type."""
+    fields = [{"name": "id", "type": "long"}, {"name": "cliente", "type": "struct<contato:string,cpf:string>",
+              "fields": [{"name": "contato", "required": True, "format": "email", "max_length": 16},
+                         {"name": "cpf", "type": "long", "format": "cpf", "unique": True}]}]
+    r = run(spark, NESTED_ROWS, NESTED_SCHEMA, fields, [])
+    assert [x.name for x in r.rules] == [
+        "id_type", "cliente_type", "cliente.contato_not_null", "cliente.contato_length", "cliente.contato_format",
+        "cliente.cpf_type", "cliente.cpf_unique", "cliente.cpf_format", "undeclared_columns"]
+    assert {x.name: x.failed_count for x in r.rules if x.failed_count} == {
+        "cliente.contato_not_null": 1, "cliente.contato_length": 2}
+    assert r.valid_rows == 1 and r.total_rows == 4
+
+
 def test_foreign_key_and_reconcile_against_tables(spark):
     """References and reconcile sources named as tables (temp views here; catalog tables resolve the same way)."""
     spark.createDataFrame([(1, "a", 10.0), (2, "b", 20.0), (3, "c", 30.0)], "id long, name string, amount double") \

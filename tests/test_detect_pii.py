@@ -331,13 +331,32 @@ def test_a_name_alone_never_outweighs_values_that_do_not_match(spark):
 
 
 def test_blanks_are_missing_and_nested_columns_are_named(spark):
-    """4 e-mails and 6 blank strings: 4 of 4 present values match. Struct, array, map and binary columns are
-    listed as not scanned, with their type."""
+    """4 e-mails and 6 blank strings: 4 of 4 present values match. A struct's fields are scanned by dotted name;
+    array, map and binary columns are listed as not scanned, with their type."""
     rows = [(f"user{i}@example.com" if i < 4 else ["", "   "][i % 2], {"mail": "a@example.com"}, ["x"], {"k": "v"},
              bytearray(b"\x00")) for i in range(10)]
     df = spark.createDataFrame(rows, "contato string, cliente struct<mail:string>, tags array<string>, "
                                      "attrs map<string,string>, blob binary")
     report = detect.scan_pii(df)
-    assert [(f.column, f.pii_type, f.confidence, f.hit_rate, f.non_null) for f in report.findings] == [
-        ("contato", "EMAIL_ADDRESS", 1.0, 1.0, 4)]
-    assert report.not_scanned == {"cliente": "struct", "tags": "array", "attrs": "map", "blob": "binary"}
+    assert [(f.column, f.pii_type, f.confidence, f.hit_rate, f.non_null, f.path) for f in report.findings] == [
+        ("contato", "EMAIL_ADDRESS", 1.0, 1.0, 4, ("contato",)),
+        ("cliente.mail", "EMAIL_ADDRESS", 1.0, 1.0, 10, ("cliente", "mail"))]
+    assert report.not_scanned == {"tags": "array", "attrs": "map", "blob": "binary"}
+    assert report.types["cliente"] == "struct<mail:string>"
+
+
+def test_struct_fields_are_leaves_named_by_path_and_a_shadowed_one_is_left_out(spark):
+    """Struct fields at any depth are scanned, their struct's name words counting (`loja.nome` is a shop's name,
+    `cliente.nome` a person's); a field whose dotted name is also a top-level column's is left out, and a field
+    name with a dot stays whole (`getField`)."""
+    df = spark.createDataFrame(
+        [(("Ana", ("a@example.com", "x")), ("Loja 1",), "cpf-like", ("b@example.com",))] * 5,
+        "cliente struct<nome:string,contato:struct<mail:string,nota:string>>, loja struct<nome:string>, "
+        "`cliente.nome` string, s struct<`e.mail`:string>")
+    assert [leaf.name for leaf in detect.scannable_columns(df)] == [
+        "cliente.contato.mail", "cliente.contato.nota", "loja.nome", "cliente.nome", "s.e.mail"]
+    report = detect.scan_pii(df)
+    assert [(f.column, f.pii_type, f.hit_rate, f.path) for f in report.findings] == [
+        ("cliente.contato.mail", "EMAIL_ADDRESS", 1.0, ("cliente", "contato", "mail")),
+        ("cliente.nome", "PERSON", None, ("cliente.nome",)),
+        ("s.e.mail", "EMAIL_ADDRESS", 1.0, ("s", "e.mail"))]

@@ -76,6 +76,27 @@ def test_orders_entry_is_exactly_what_the_listener_extension_needs(tmp_path):
 
 
 @COMPILES_IN_ITS_OWN_SESSION
+def test_rules_on_a_structs_fields_are_listed_as_not_measured_in_the_write_with_their_reason(tmp_path):
+    """A struct's fields' shorthands, and quality rules on them, are rules on dotted paths: the extension measures
+    top-level columns, so the manifest lists them with that reason."""
+    path = tmp_path / "nested.yaml"
+    path.write_text(yaml.safe_dump({
+        "contract": {"name": "nested", "version": "1.0.0"},
+        "dataset": {"name": "nested", "path": str(tmp_path / "out"), "format": "parquet"},
+        "schema": {"fields": [{"name": "id", "type": "long"}, {
+            "name": "cliente", "type": "struct<email:string>", "fields": [{"name": "email", "required": True}]}]},
+        "quality": {"rules": [{"type": "regex", "column": "cliente.email", "pattern": "@", "name": "has_at"}]}}))
+    [entry] = M.compile_manifest([path], base_dir=tmp_path).document["contracts"]
+    assert [r["name"] for r in entry["checks"]["rules"]] == ["id_type", "cliente_type"]
+    reason = "a struct's field: the session extension measures top-level columns"
+    assert entry["checks"]["notSamePass"] == [
+        {"name": "cliente.email_not_null", "type": "not_null", "reason": f"reads cliente.email, {reason}"},
+        {"name": "has_at", "type": "regex", "reason": f"reads cliente.email, {reason}"},
+        {"name": "undeclared_columns", "type": "undeclared_columns",
+         "reason": "judged on the input's column names by dqgov check"}]
+
+
+@COMPILES_IN_ITS_OWN_SESSION
 def test_the_manifest_holds_pii_column_names_never_values(tmp_path):
     text = json.dumps(M.compile_directory(CONTRACTS, base_dir=tmp_path).document)  # checks included
     for raw in ("ana@example.com", "bruno@example.com", "529.982.247-25"):

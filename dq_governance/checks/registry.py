@@ -568,8 +568,9 @@ def pii_undeclared(rule: Any, ctx: BuildContext) -> RulePlan:
 
         report = scan_pii(ctx.input_df, sample_rows=rule.sample, min_confidence=rule.min_confidence,
                           total_rows=m.total_rows)
-        ignored = {c.lower() for c in rule.ignore}
-        found = [f for f in undeclared(report.findings, ctx.contract) if f.column.lower() not in ignored]
+        ignored = {c.lower() for c in rule.ignore}  # a struct named there takes its fields with it
+        found = [f for f in undeclared(report.findings, ctx.contract)
+                 if not ignored & ({".".join(f.path[:n]).lower() for n in range(1, len(f.path))} | {f.column.lower()})]
         if not found:
             return Outcome(True, "passed", 0.0, None, f"no undeclared PII in {report.sampled_rows} sampled row(s)")
         listed = "; ".join(f"{f.column} ({evidence(f)})" for f in found)

@@ -111,6 +111,7 @@ def compile_contract(spark: SparkSession, contract: Any) -> dict[str, Any]:
     from dq_governance.checks.registry import DEFAULT_DIMENSIONS, blocks
 
     declared = set(contract.column_names())
+    struct_fields = set(contract.column_names(nested=True)) - declared
     candidates: list[Any] = []
     left_out: list[dict[str, str]] = []
     for rule in contract.check_rules():
@@ -119,7 +120,9 @@ def compile_contract(spark: SparkSession, contract: Any) -> dict[str, Any]:
             reason = "not measured in the write pass"
         missing = [c for c in rule.target_columns if c not in declared]
         if reason is None and missing:
-            reason = f"reads column {missing[0]}, which the contract does not declare"
+            reason = (f"reads {missing[0]}, a struct's field: the session extension measures top-level columns"
+                      if missing[0] in struct_fields else
+                      f"reads column {missing[0]}, which the contract does not declare")
         if reason is not None:
             left_out.append({"name": rule.name, "type": rule.type, "reason": reason})
         else:

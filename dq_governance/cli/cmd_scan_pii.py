@@ -1,8 +1,9 @@
 """`dqgov scan-pii`: find columns that look like PII; propose (or write) the contract changes.
 
 Exit codes: 0 scanned (warnings included), 1 with --strict when the contract leaves PII undeclared,
-2 bad input. Output names columns, entities and rates only, never a sampled value; struct, array, map
-and binary columns, which the detectors cannot read, are named as not scanned.
+2 bad input. Output names columns, entities and rates only, never a sampled value. Fields inside structs are
+scanned by dotted name and proposed under their struct's `fields`; array, map and binary columns (and struct
+fields), which the detectors cannot read, are named as not scanned.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def scan_pii_command(
     finally:
         if owned:
             spark.stop()
-    proposals = propose(report.findings, contract)
+    proposals = propose(report.findings, contract, report.types)
     warnings = []
     if contract is not None:
         for finding in undeclared(report.findings, contract):

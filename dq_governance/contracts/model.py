@@ -955,8 +955,13 @@ class Contract(_Strict):
 
     def _authored_rules(self) -> list[Any]:
         derived: list[Any] = []
-        for spec in self.schema_.fields:
-            derived.extend(_field_rules(spec.name, spec))
+
+        def walk(fields: list[FieldSpec], prefix: str) -> None:
+            for spec in fields:
+                derived.extend(_field_rules(f"{prefix}{spec.name}", spec, nested=bool(prefix)))
+                walk(spec.fields or [], f"{prefix}{spec.name}.")
+
+        walk(self.schema_.fields, "")
         derived.extend(_service_level_rules(self.service_level))
         return derived + [_with_expected_volume(rule, self.service_level) for rule in self.quality.rules]
 
@@ -986,12 +991,15 @@ def _named(rules: list[Any]) -> list[Any]:
     return named
 
 
-def _field_rules(path: str, spec: FieldSpec) -> list[Any]:
-    """Rules a field's shorthands stand for, in a fixed order."""
+def _field_rules(path: str, spec: FieldSpec, nested: bool = False) -> list[Any]:
+    """Rules a field's shorthands stand for, in a fixed order; a struct's field (`nested`, by its dotted path) has
+    a type rule of its own only when it declares a type (its struct's type covers it otherwise)."""
     # a field's date_format goes to the rules that parse dates (a text field's `format: date`, not its type rule)
     type_format = spec.date_format if logical_type(spec.type) in _TEMPORAL_TYPES else None
-    out: list[Any] = [TypeRule(type="type", column=path, data_type=spec.type, date_format=type_format,
-                               dimension="validity", name=f"{path}_type")]
+    out: list[Any] = []
+    if not nested or "type" in spec.model_fields_set:
+        out.append(TypeRule(type="type", column=path, data_type=spec.type, date_format=type_format,
+                            dimension="validity", name=f"{path}_type"))
     if spec.required or spec.primary_key:
         out.append(NotNullRule(type="not_null", column=path, dimension="completeness", name=f"{path}_not_null"))
     if spec.unique or spec.primary_key:

@@ -3,8 +3,9 @@
 Every value detector is a Column expression (CPF, CNPJ, e-mail and IPv4 reuse the check engine's
 builders in `checks/formats.py`; the phone detector is stricter than the `phone` format because
 detection must tell phones from ids; Luhn via Spark's `luhn_check`, IBAN mod-97 via `aggregate`), so a scan is a single
-aggregation over a deterministic sample. Column names count only as whole words (`hotel_id` is no phone), and a
-name never makes PII of values the detector tested and rejected. Reports carry column names, rates and counts
+aggregation over a deterministic sample. Fields inside structs are scanned as columns of their own, by dotted name
+(`cliente.cpf`, whose name words include the struct's). Column names count only as whole words (`hotel_id` is no
+phone), and a name never makes PII of values the detector tested and rejected. Reports carry column names, rates and counts
 only, never a sampled value.
 """
 
@@ -214,6 +215,8 @@ class Finding:
     #: sampled values present: not null and not blank (the base of `hit_rate`)
     non_null: int
     name_match: bool
+    #: the names from the top-level column down (`("cliente", "cpf")` for `cliente.cpf`)
+    path: tuple[str, ...] = ()
 
 
 @dataclass
@@ -224,8 +227,10 @@ class ScanReport:
     total_rows: int
     findings: list[Finding] = field(default_factory=list)
     rates: dict[str, dict[str, float]] = field(default_factory=dict)
-    #: columns the value detectors cannot read -> their type name (struct, array, map, binary)
+    #: columns and struct fields the value detectors cannot read -> their type name (array, map, binary)
     not_scanned: dict[str, str] = field(default_factory=dict)
+    #: every column and struct field by dotted name -> its Spark SQL type (proposals declare new structs with it)
+    types: dict[str, str] = field(default_factory=dict)
 
     def by_column(self) -> dict[str, Finding]:
         """Findings keyed by column."""
@@ -245,28 +250,74 @@ def sample(
 
 
 #: column types the value detectors cannot read: a scan names these columns instead of scanning them
-UNSCANNABLE_TYPES = (T.StructType, T.ArrayType, T.MapType, T.BinaryType)
+UNSCANNABLE_TYPES = (T.ArrayType, T.MapType, T.BinaryType)
 
 
-def scannable_columns(df: DataFrame) -> list[str]:
-    """Top-level columns with atomic types (structs, arrays, maps and binaries are skipped)."""
-    return [f.name for f in df.schema.fields if not isinstance(f.dataType, UNSCANNABLE_TYPES)]
+@dataclass(frozen=True)
+class Leaf:
+    """A column the scan can reach: a top-level column or a field inside structs, by its dotted name."""
+
+    name: str
+    path: tuple[str, ...]
+    data_type: T.DataType
+
+    def column(self) -> Column:
+        """The leaf as a Column: `getField` per level, so dots inside a name stay part of it."""
+        col = F.col(f"`{self.path[0].replace('`', '``')}`")
+        for part in self.path[1:]:
+            col = col.getField(part)
+        return col
+
+
+def leaves(schema: T.StructType) -> list[Leaf]:
+    """Every column and struct field down to atomic types, in schema order (arrays and maps are not entered).
+
+    A struct's fields are named by dotted paths (`cliente.cpf`); a struct field whose dotted name is also the name
+    of a top-level column (a column literally called `cliente.cpf`) is left out: the two could not be told apart.
+    """
+    top = {f.name for f in schema.fields}
+    out: list[Leaf] = []
+
+    def walk(fields: list[T.StructField], path: tuple[str, ...]) -> None:
+        for f in fields:
+            here = (*path, f.name)
+            if len(here) > 1 and ".".join(here) in top:
+                continue
+            out.append(Leaf(".".join(here), here, f.dataType))
+            if isinstance(f.dataType, T.StructType):
+                walk(f.dataType.fields, here)
+
+    walk(schema.fields, ())
+    return out
+
+
+def _scannable(found: list[Leaf]) -> list[Leaf]:
+    return [leaf for leaf in found if not isinstance(leaf.data_type, (*UNSCANNABLE_TYPES, T.StructType))]
+
+
+def _unscannable(found: list[Leaf]) -> dict[str, str]:
+    return {leaf.name: leaf.data_type.typeName() for leaf in found if isinstance(leaf.data_type, UNSCANNABLE_TYPES)}
+
+
+def scannable_columns(df: DataFrame) -> list[Leaf]:
+    """Columns and struct fields with atomic types (arrays, maps and binaries are skipped; structs are entered)."""
+    return _scannable(leaves(df.schema))
 
 
 def unscannable_columns(df: DataFrame) -> dict[str, str]:
-    """Top-level struct, array, map and binary columns -> their type name (`struct`, `array`, ...)."""
-    return {f.name: f.dataType.typeName() for f in df.schema.fields if isinstance(f.dataType, UNSCANNABLE_TYPES)}
+    """Array, map and binary columns, struct fields included -> their type name (`array`, `map`, `binary`)."""
+    return _unscannable(leaves(df.schema))
 
 
-def hit_rates(df: DataFrame, columns: list[str]) -> tuple[dict[str, dict[str, float]], dict[str, int]]:
-    """For each column and value detector, the share of present values it accepts (one Spark job).
+def hit_rates(df: DataFrame, columns: list[Leaf]) -> tuple[dict[str, dict[str, float]], dict[str, int]]:
+    """For each column (by dotted name) and value detector, the share of present values it accepts (one job).
 
     A present value is neither null nor blank (`dqgov profile` and the checks count blank text as missing);
     a column with none gets no rates, so `score` judges it by its name alone.
     """
     aggs = []
-    for i, name in enumerate(columns):
-        col = F.col(f"`{name.replace('`', '``')}`")
+    for i, leaf in enumerate(columns):
+        col = leaf.column()
         aggs.append(F.count_if(_text(col) != "").alias(f"n{i}"))
         for det in DETECTORS:
             if det.values is not None:
@@ -276,7 +327,7 @@ def hit_rates(df: DataFrame, columns: list[str]) -> tuple[dict[str, dict[str, fl
     row = df.agg(*aggs).collect()[0].asDict()
     rates: dict[str, dict[str, float]] = {}
     counts: dict[str, int] = {}
-    for i, name in enumerate(columns):
+    for i, name in enumerate(leaf.name for leaf in columns):
         present = int(row[f"n{i}"])
         counts[name] = present
         rates[name] = {
@@ -316,19 +367,21 @@ def scan_pii(
 
     `total_rows`, when the caller already counted `df` (the check pass has), saves a pass over it.
     """
+    found = leaves(df.schema)  # one schema read (a round trip on Connect)
+    columns = _scannable(found)
     sampled, total = sample(df, sample_rows, total=total_rows)
     sampled = sampled.cache()
     try:
-        columns = scannable_columns(sampled)
         rates, counts = hit_rates(sampled, columns)
         sampled_rows = sampled.count()
     finally:
         sampled.unpersist()
-    report = ScanReport(sampled_rows=sampled_rows, total_rows=total, rates=rates,
-                        not_scanned=unscannable_columns(df))
-    for name in columns:
-        candidates = score(name, rates.get(name, {}))
+    report = ScanReport(sampled_rows=sampled_rows, total_rows=total, rates=rates, not_scanned=_unscannable(found),
+                        types={leaf.name: leaf.data_type.simpleString() for leaf in found})
+    for leaf in columns:
+        candidates = score(leaf.name, rates.get(leaf.name, {}))
         if candidates and candidates[0][1] >= min_confidence:
             pii_type, confidence, rate, named = candidates[0]
-            report.findings.append(Finding(name, pii_type, confidence, rate, counts.get(name, 0), named))
+            report.findings.append(Finding(leaf.name, pii_type, confidence, rate, counts.get(leaf.name, 0), named,
+                                           leaf.path))
     return report

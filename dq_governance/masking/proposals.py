@@ -131,12 +131,22 @@ def _indexed_fields(fields: list[FieldSpec], prefix: tuple[Any, ...],
 
 @dataclass
 class Proposal:
-    """Changes for one column; `new_field` when the contract does not list the column at all."""
+    """Changes for one column; `new_field` when the contract does not list the column at all.
+
+    A struct field's proposal goes under its struct's entry (`path`); `struct_types` gives each struct along the
+    path that the contract does not list its type.
+    """
 
     column: str
     finding: FindingLike
     changes: dict[str, Any] = field(default_factory=dict)
     new_field: bool = False
+    path: tuple[str, ...] = ()
+    struct_types: tuple[str | None, ...] = ()
+
+    def names(self) -> tuple[str, ...]:
+        """The field's names from the top-level column down."""
+        return self.path or (self.column,)
 
 
 def evidence(finding: FindingLike) -> str:
@@ -149,23 +159,54 @@ def evidence(finding: FindingLike) -> str:
     return "; ".join(parts)
 
 
-def propose(findings: list[FindingLike], contract: Contract | None = None) -> list[Proposal]:
+def _path_of(finding: FindingLike) -> tuple[str, ...]:
+    return getattr(finding, "path", ()) or (finding.column,)
+
+
+def _declared_chain(contract: Contract | None, path: tuple[str, ...]) -> list[FieldSpec]:
+    """The contract's fields along `path`, from the top-level column down, as far as the contract lists them."""
+    chain: list[FieldSpec] = []
+    fields = contract.fields if contract is not None else []
+    for name in path:
+        spec = next((f for f in fields if f.name == name), None)
+        if spec is None:
+            break
+        chain.append(spec)
+        fields = spec.fields or []
+    return chain
+
+
+def propose(findings: list[FindingLike], contract: Contract | None = None,
+            types: dict[str, str] | None = None) -> list[Proposal]:
     """The changes each finding asks of the contract; settings the author already made are kept.
 
     A column the contract declares PII, or already masks (its own `masking`, a `masking` policy, or
     `undeclared_columns: mask` for a column it does not list), keeps the masking it has: no `masking` is
     proposed, nor a `classification` that a `masking.by_classification` entry could turn into another mask.
+    A struct field counts as declared PII, or masked, when its struct is. `types` (dotted name -> Spark SQL type,
+    as the scan read them) gives each struct the contract does not list its type. Under `undeclared_columns: mask` a
+    struct the contract does not list is masked whole: its PII fields propose `pii: true` for the struct (the same
+    mask), not entries of their own that would leave its other fields unmasked.
     """
     from dq_governance.masking.policies import masked_columns, undeclared_spec
 
     masked = masked_columns(contract) if contract is not None else {}
     masks_undeclared = contract is not None and undeclared_spec(contract) is not None
-    out = []
+    out: list[Proposal] = []
     for finding in findings:
         classification, masking = PROPOSALS[finding.pii_type]
-        spec = contract.field(finding.column) if contract is not None else None
-        declared_pii = spec is not None and spec.pii
-        already_masked = finding.column in masked or (spec is None and masks_undeclared)
+        path = _path_of(finding)
+        chain = _declared_chain(contract, path)
+        if not chain and masks_undeclared and len(path) > 1:
+            # the struct is masked whole as undeclared; declaring only this field would publish the others raw
+            if all(p.names() != path[:1] for p in out):
+                out.append(Proposal(path[0], finding, {"pii": True}, new_field=True, path=path[:1],
+                                    struct_types=((types or {}).get(path[0]),)))
+            continue
+        spec = chain[-1] if len(chain) == len(path) else None
+        declared_pii = any(s.pii for s in chain)
+        prefixes = {".".join(path[:n]) for n in range(1, len(chain) + 1)}
+        already_masked = bool(prefixes & set(masked)) or (not chain and masks_undeclared)
         changes: dict[str, Any] = {}
         if not declared_pii:
             changes["pii"] = True
@@ -179,7 +220,10 @@ def propose(findings: list[FindingLike], contract: Contract | None = None) -> li
         if fmt is not None:
             changes["format"] = fmt  # masking normalises by it; without it each spelling is its own pseudonym
         if changes:
-            out.append(Proposal(finding.column, finding, changes, new_field=contract is not None and spec is None))
+            struct_types = tuple((types or {}).get(".".join(path[:k + 1])) if len(chain) <= k < len(path) - 1 else None
+                                 for k in range(len(path)))
+            out.append(Proposal(finding.column, finding, changes, new_field=contract is not None and spec is None,
+                                path=path, struct_types=struct_types))
     return out
 
 
@@ -194,13 +238,9 @@ def _proposed_format(finding: FindingLike, spec: FieldSpec | None) -> str | None
 
 
 def undeclared(findings: list[FindingLike], contract: Contract) -> list[FindingLike]:
-    """Findings on columns the contract does not mark `pii: true` (missing from it, or pii false)."""
-    out = []
-    for finding in findings:
-        spec = contract.field(finding.column)
-        if spec is None or not spec.pii:
-            out.append(finding)
-    return out
+    """Findings on columns the contract does not mark `pii: true` (missing from it, or pii false; a struct field
+    is declared by its own `pii` or its struct's)."""
+    return [f for f in findings if not any(s.pii for s in _declared_chain(contract, _path_of(f)))]
 
 
 def _scalar(value: Any) -> str:
@@ -216,17 +256,57 @@ def _render(key: str, value: Any) -> str:
     return f"{key}: {_scalar(value)}"
 
 
+@dataclass
+class _Entry:
+    """One `- name:` entry of a patch: a proposal's field, or a struct holding proposed fields."""
+
+    proposal: Proposal | None = None
+    struct_type: str | None = None
+    children: dict[str, _Entry] = field(default_factory=dict)
+
+
+def _entries(proposals: list[Proposal], depth: int = 0) -> dict[str, _Entry]:
+    """The proposals as a tree of entries by name, from `depth` names down their paths."""
+    root: dict[str, _Entry] = {}
+    for prop in proposals:
+        names, level = prop.names()[depth:], root
+        for i, name in enumerate(names):
+            entry = level.setdefault(name, _Entry())
+            if i == len(names) - 1:
+                entry.proposal = prop
+            if depth + i < len(prop.struct_types) and prop.struct_types[depth + i]:
+                entry.struct_type = prop.struct_types[depth + i]
+            level = entry.children
+    return root
+
+
+def _entry_lines(entries: dict[str, _Entry], dash: int, comments: bool) -> list[str]:
+    """YAML lines for `entries` as a block list whose dashes are at column `dash`."""
+    pad, inner = " " * dash, " " * (dash + 2)
+    lines: list[str] = []
+    for name, entry in entries.items():
+        prop = entry.proposal
+        if comments and prop is not None:
+            about = "" if prop.finding.column == prop.column else f"{prop.finding.column}: "  # a struct for its field
+            lines.append(f"{pad}# {about}{evidence(prop.finding)}{' (column not in the contract)' if prop.new_field else ''}")
+        lines.append(f"{pad}- name: {_scalar(name)}")
+        if entry.struct_type:
+            lines.append(f"{inner}type: {_scalar(entry.struct_type)}")
+        if prop is not None:
+            lines.extend(f"{inner}{_render(k, v)}" for k, v in prop.changes.items())
+        if entry.children:
+            lines.append(f"{inner}fields:")
+            lines.extend(_entry_lines(entry.children, dash + 4, comments))
+    return lines
+
+
 def patch_yaml(proposals: list[Proposal], target: str | None = None) -> str:
-    """The proposals as a YAML merge patch keyed by field name, with the evidence as comments."""
+    """The proposals as a YAML merge patch keyed by field name (struct fields under their struct's `fields`),
+    with the evidence as comments."""
     head = f"# dqgov scan-pii: proposed changes{f' to {target}' if target else ''} (merge by field name)"
     if not proposals:
         return head + "\n# no changes proposed\n"
-    lines = [head, "schema:", "  fields:"]
-    for prop in proposals:
-        lines.append(f"    # {evidence(prop.finding)}{' (column not in the contract)' if prop.new_field else ''}")
-        lines.append(f"    - name: {_scalar(prop.column)}")
-        lines.extend(f"      {_render(k, v)}" for k, v in prop.changes.items())
-    return "\n".join(lines) + "\n"
+    return "\n".join([head, "schema:", "  fields:", *_entry_lines(_entries(proposals), 4, True)]) + "\n"
 
 
 # --------------------------------------------------------------------------- in-place edit
@@ -256,44 +336,44 @@ def write_proposals(path: str | Path, proposals: list[Proposal]) -> str:
             fields_node = found[1]
     if not isinstance(fields_node, yaml.SequenceNode) or fields_node.flow_style or not fields_node.value:
         raise ContractError("cannot edit: schema.fields is not a block list; apply the patch by hand", where)
-    by_name = {}
-    for item in fields_node.value:
-        if isinstance(item, yaml.MappingNode) and (name := _mapping_get(item, "name")):
-            by_name[name[1].value] = item
-    edits: list[tuple[int, int, str]] = []  # (start, end, replacement), applied back to front
+    # (start, end, -depth, kind, replacement): inserts at one place land deepest first, an entry's own keys before
+    # its `fields`, and both before the entries appended after it
+    edits: list[tuple[int, int, int, int, str]] = []
+    groups: dict[int, tuple[yaml.Node, int, list[Proposal]]] = {}  # the list or entry new entries go under
     for prop in proposals:
-        item = by_name.get(prop.column)
-        if item is None:
-            continue
-        if item.flow_style:
-            raise ContractError(
-                f"cannot edit field {prop.column!r}: it is written in flow style; apply the patch by hand",
-                SourceLocation(str(path), item.start_mark.line + 1),
-            )
-        name_key, name_value = _mapping_get(item, "name")  # type: ignore[misc]
-        indent = " " * name_key.start_mark.column
-        inserts = []
-        for key, value in prop.changes.items():
-            existing = _mapping_get(item, key)
-            if existing is not None:
-                edits.append((existing[1].start_mark.index, existing[1].end_mark.index, _render(key, value).split(": ", 1)[1]))
-            else:
-                inserts.append(f"\n{indent}{_render(key, value)}")
-        if inserts:
-            at = _line_end(text, name_value.end_mark.index)
-            edits.append((at, at, "".join(inserts)))
-    new_fields = [p for p in proposals if p.column not in by_name]
-    if new_fields:
-        last = fields_node.value[-1]
-        indent = " " * last.start_mark.column
-        dash = " " * max(last.start_mark.column - 2, 0)
-        at = _line_end(text, _last_index(last))
-        block = "".join(
-            f"\n{dash}- name: {_scalar(p.column)}" + "".join(f"\n{indent}{_render(k, v)}" for k, v in p.changes.items())
-            for p in new_fields
-        )
-        edits.append((at, at, block))
-    for start, end, replacement in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
+        names, items = prop.names(), fields_node
+        for depth, name in enumerate(names):
+            item = _item_named(items, name)
+            if item is None:  # appended to this list, its struct entries with it
+                groups.setdefault(id(items), (items, depth, []))[2].append(prop)
+                break
+            where_item = SourceLocation(str(path), item.start_mark.line + 1)
+            if item.flow_style:
+                raise ContractError(f"cannot edit field {'.'.join(names[:depth + 1])!r}: it is written in flow "
+                                    "style; apply the patch by hand", where_item)
+            if depth == len(names) - 1:
+                edits.extend(_key_edits(text, item, prop, depth))
+                break
+            sub = _mapping_get(item, "fields")
+            if sub is None:  # the struct's entry gets a `fields` list
+                groups.setdefault(id(item), (item, depth + 1, []))[2].append(prop)
+                break
+            if not isinstance(sub[1], yaml.SequenceNode) or sub[1].flow_style or not sub[1].value:
+                raise ContractError(f"cannot edit field {'.'.join(names[:depth + 1])!r}: its `fields` is not a block "
+                                    "list; apply the patch by hand", where_item)
+            items = sub[1]
+    for anchor, depth, props in groups.values():
+        entries = _entries(props, depth)
+        if isinstance(anchor, yaml.SequenceNode):
+            last = anchor.value[-1]
+            lines = _entry_lines(entries, max(last.start_mark.column - 2, 0), False)
+            at, kind, level = _line_end(text, _last_index(last)), 2, depth
+        else:
+            indent = _mapping_get(anchor, "name")[0].start_mark.column  # type: ignore[index]
+            lines = [f"{' ' * indent}fields:", *_entry_lines(entries, indent + 2, False)]
+            at, kind, level = _line_end(text, _last_index(anchor)), 1, depth - 1
+        edits.append((at, at, -level, kind, "".join(f"\n{line}" for line in lines)))
+    for start, end, _depth, _kind, replacement in sorted(edits, reverse=True):
         text = text[:start] + replacement + text[end:]
     try:
         Contract.model_validate(yaml.safe_load(text))
@@ -301,6 +381,32 @@ def write_proposals(path: str | Path, proposals: list[Proposal]) -> str:
         raise ContractError(f"the proposed edit would make the contract invalid ({exc.__class__.__name__})", where) from None
     path.write_text(text, encoding="utf-8")
     return text
+
+
+def _item_named(items: yaml.SequenceNode, name: str) -> yaml.MappingNode | None:
+    """The entry of a `fields` list with this name, or None."""
+    for item in items.value:
+        if isinstance(item, yaml.MappingNode) and (found := _mapping_get(item, "name")) and found[1].value == name:
+            return item
+    return None
+
+
+def _key_edits(text: str, item: yaml.MappingNode, prop: Proposal, depth: int) -> list[tuple[int, int, int, int, str]]:
+    """A listed field's changes: its keys' values replaced, missing keys added after its name."""
+    name_key, name_value = _mapping_get(item, "name")  # type: ignore[misc]
+    indent = " " * name_key.start_mark.column
+    edits, inserts = [], []
+    for key, value in prop.changes.items():
+        existing = _mapping_get(item, key)
+        if existing is not None:
+            edits.append((existing[1].start_mark.index, existing[1].end_mark.index, -depth, 0,
+                          _render(key, value).split(": ", 1)[1]))
+        else:
+            inserts.append(f"\n{indent}{_render(key, value)}")
+    if inserts:
+        at = _line_end(text, name_value.end_mark.index)
+        edits.append((at, at, -depth, 0, "".join(inserts)))
+    return edits
 
 
 def _last_index(node: yaml.Node) -> int:
