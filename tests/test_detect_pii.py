@@ -347,8 +347,8 @@ def test_blanks_are_missing_and_nested_columns_are_named(spark):
 
 def test_struct_fields_are_leaves_named_by_path_and_a_shadowed_one_is_left_out(spark):
     """Struct fields at any depth are scanned, their struct's name words counting (`loja.nome` is a shop's name,
-    `cliente.nome` a person's); a field whose dotted name is also a top-level column's is left out, and a field
-    name with a dot stays whole (`getField`)."""
+    `cliente.nome` a person's); a field whose dotted name is also a top-level column's is named as not scanned,
+    and a field name with a dot stays whole (`getField`)."""
     df = spark.createDataFrame(
         [(("Ana", ("a@example.com", "x")), ("Loja 1",), "cpf-like", ("b@example.com",))] * 5,
         "cliente struct<nome:string,contato:struct<mail:string,nota:string>>, loja struct<nome:string>, "
@@ -360,3 +360,4 @@ def test_struct_fields_are_leaves_named_by_path_and_a_shadowed_one_is_left_out(s
         ("cliente.contato.mail", "EMAIL_ADDRESS", 1.0, ("cliente", "contato", "mail")),
         ("cliente.nome", "PERSON", None, ("cliente.nome",)),
         ("s.e.mail", "EMAIL_ADDRESS", 1.0, ("s", "e.mail"))]
+    assert report.not_scanned == {"cliente > nome": "string field named like the column cliente.nome"}

@@ -227,7 +227,7 @@ class ScanReport:
     total_rows: int
     findings: list[Finding] = field(default_factory=list)
     rates: dict[str, dict[str, float]] = field(default_factory=dict)
-    #: columns and struct fields the value detectors cannot read -> their type name (array, map, binary)
+    #: columns and struct fields the value detectors cannot read -> their type name (array, map, binary), or why
     not_scanned: dict[str, str] = field(default_factory=dict)
     #: every column and struct field by dotted name -> its Spark SQL type (proposals declare new structs with it)
     types: dict[str, str] = field(default_factory=dict)
@@ -260,6 +260,8 @@ class Leaf:
     name: str
     path: tuple[str, ...]
     data_type: T.DataType
+    #: a struct field whose dotted name is also a top-level column's: not scanned, the two could not be told apart
+    shadowed: bool = False
 
     def column(self) -> Column:
         """The leaf as a Column: `getField` per level, so dots inside a name stay part of it."""
@@ -273,7 +275,7 @@ def leaves(schema: T.StructType) -> list[Leaf]:
     """Every column and struct field down to atomic types, in schema order (arrays and maps are not entered).
 
     A struct's fields are named by dotted paths (`cliente.cpf`); a struct field whose dotted name is also the name
-    of a top-level column (a column literally called `cliente.cpf`) is left out: the two could not be told apart.
+    of a top-level column (a column literally called `cliente.cpf`) is marked `shadowed`, and not entered.
     """
     top = {f.name for f in schema.fields}
     out: list[Leaf] = []
@@ -281,10 +283,9 @@ def leaves(schema: T.StructType) -> list[Leaf]:
     def walk(fields: list[T.StructField], path: tuple[str, ...]) -> None:
         for f in fields:
             here = (*path, f.name)
-            if len(here) > 1 and ".".join(here) in top:
-                continue
-            out.append(Leaf(".".join(here), here, f.dataType))
-            if isinstance(f.dataType, T.StructType):
+            shadowed = len(here) > 1 and ".".join(here) in top
+            out.append(Leaf(".".join(here), here, f.dataType, shadowed))
+            if isinstance(f.dataType, T.StructType) and not shadowed:
                 walk(f.dataType.fields, here)
 
     walk(schema.fields, ())
@@ -292,11 +293,15 @@ def leaves(schema: T.StructType) -> list[Leaf]:
 
 
 def _scannable(found: list[Leaf]) -> list[Leaf]:
-    return [leaf for leaf in found if not isinstance(leaf.data_type, (*UNSCANNABLE_TYPES, T.StructType))]
+    return [leaf for leaf in found
+            if not (leaf.shadowed or isinstance(leaf.data_type, (*UNSCANNABLE_TYPES, T.StructType)))]
 
 
 def _unscannable(found: list[Leaf]) -> dict[str, str]:
-    return {leaf.name: leaf.data_type.typeName() for leaf in found if isinstance(leaf.data_type, UNSCANNABLE_TYPES)}
+    out = {leaf.name: leaf.data_type.typeName() for leaf in found if isinstance(leaf.data_type, UNSCANNABLE_TYPES)}
+    out.update({f"{leaf.path[0]} > {' > '.join(leaf.path[1:])}": f"{leaf.data_type.typeName()} field named like the "
+                f"column {leaf.name}" for leaf in found if leaf.shadowed})
+    return out
 
 
 def scannable_columns(df: DataFrame) -> list[Leaf]:
@@ -305,7 +310,8 @@ def scannable_columns(df: DataFrame) -> list[Leaf]:
 
 
 def unscannable_columns(df: DataFrame) -> dict[str, str]:
-    """Array, map and binary columns, struct fields included -> their type name (`array`, `map`, `binary`)."""
+    """Array, map and binary columns, struct fields included -> their type name (`array`, `map`, `binary`); a struct
+    field named like a top-level column, by its path (`cliente > nome`) -> why."""
     return _unscannable(leaves(df.schema))
 
 
