@@ -580,3 +580,37 @@ def test_a_bad_odcs_custom_property_is_placed_on_its_value(tmp_path):
     with pytest.raises(ContractError) as info:
         load_contract(path)
     assert str(info.value) == f"{path}:{issue.line}:{issue.column}: {issue.field}: {issue.message}"
+
+
+NESTED = HEAD + """schema:
+  fields:
+    - name: cliente
+      type: struct<email:string,doc:struct<cpf:string>>
+      fields:
+        - name: emial
+          required: true
+        - name: doc
+          fields:
+            - name: cfp
+"""
+
+
+def test_a_structs_fields_are_rules_and_a_field_its_type_lacks_is_refused(tmp_path, capsys):
+    """A nested field's shorthands act (rules on its dotted path), so a nested name its struct's declared type does
+    not have is refused at its line, by lint and at load, with the closest member; a nested struct that declares no
+    type is checked against the member type its parent gives it."""
+    path = write(tmp_path, NESTED)
+    emial = "struct cliente has no field 'emial' (its type declares email, doc)"
+    cfp = "struct cliente.doc has no field 'cfp' (its type declares cpf)"
+    assert issues_of(path) == [
+        (8, 17, "error", "schema.fields[0].fields[0].name", emial, "did you mean `email`?"),
+        (12, 21, "error", "schema.fields[0].fields[1].fields[0].name", cfp, "did you mean `cpf`?")]
+    assert main(["lint", str(path)]) == 2
+    assert capsys.readouterr().out.splitlines()[0] == (
+        f"{path}:8:17: schema.fields[0].fields[0].name: {emial} (did you mean `email`?)")
+    with pytest.raises(ContractError) as info:
+        load_contract(path)
+    assert str(info.value).startswith(f"{path}:8:17: schema.fields[0].fields[0].name: {emial} (did you mean")
+    fixed = load_contract(NESTED.replace("emial", "email").replace("cfp", "cpf"))
+    assert [(r.name, r.type, r.column) for r in fixed.rules()] == [
+        ("cliente_type", "type", "cliente"), ("cliente.email_not_null", "not_null", "cliente.email")]

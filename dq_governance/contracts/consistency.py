@@ -1,5 +1,5 @@
-"""Cross-field checks of a contract: duplicate field names, rules naming unknown columns, range bounds that do
-not fit their field's type, `masking.by_classification` keys that no field's classification matches.
+"""Cross-field checks of a contract: duplicate field names, nested fields their struct's type lacks, rules naming
+unknown columns, range bounds that do not fit their field's type, `masking.by_classification` keys that no field's classification matches.
 
 They work on plain documents as well as on model objects, so the model validators (which stop
 at the first problem) and lint (which reports every problem, even when other keys are invalid)
@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from dq_governance.contracts.spark_types import logical_type
+from dq_governance.contracts.spark_types import logical_type, struct_members
 
 #: rule types whose columns must be declared in the schema (when the schema declares any)
 COLUMN_CHECKED_RULES: frozenset[str] = frozenset({"unique", "not_null", "duplicate_count", "duplicate_percent"})
@@ -52,6 +52,37 @@ def duplicate_field_names(fields: Any) -> list[Problem]:
             walk(_items(_get(spec, "fields")), (*prefix, index, "fields"))
 
     walk(_items(fields), ("fields",))
+    return out
+
+
+def struct_member_problems(fields: Any) -> list[Problem]:
+    """Every nested field its struct's declared type does not have, at `('fields', i, ..., 'name')`.
+
+    A field's `fields` are checked against its own `struct<...>` type, or, for a nested field that declares no type,
+    the member type its parent's struct gives it; any other type is not checked here.
+    """
+    out: list[Problem] = []
+
+    def declared_type(spec: Any) -> Any:
+        explicit = getattr(spec, "model_fields_set", None)
+        return _get(spec, "type") if explicit is None or "type" in explicit else None
+
+    def walk(items: list[Any], prefix: tuple[Any, ...], members: dict[str, str] | None, parent: str) -> None:
+        for index, spec in enumerate(items):
+            name = _get(spec, "name")
+            if not isinstance(name, str):
+                continue
+            if members is not None and name not in members:
+                close = difflib.get_close_matches(name, list(members), n=1)
+                out.append(Problem((*prefix, index, "name"), f"struct {parent} has no field {name!r} (its type declares "
+                                                             f"{', '.join(members) or 'none'})",
+                                   f"did you mean `{close[0]}`?" if close else None))
+            own = declared_type(spec)
+            type_text = own if isinstance(own, str) else (members or {}).get(name)
+            walk(_items(_get(spec, "fields")), (*prefix, index, "fields"),
+                 struct_members(type_text) if isinstance(type_text, str) else None, f"{parent}.{name}" if parent else name)
+
+    walk(_items(fields), ("fields",), None, "")
     return out
 
 

@@ -22,6 +22,7 @@ from dq_governance.contracts.consistency import (
     duplicate_field_names,
     field_paths,
     range_bound_problems,
+    struct_member_problems,
     unknown_rule_columns,
     unmatched_classifications,
 )
@@ -145,7 +146,8 @@ def _build_native(doc: SourceDocument) -> tuple[Contract | None, list[LintIssue]
     data = doc.data
     schema = data.get("schema") if isinstance(data.get("schema"), dict) else {}
     quality = data.get("quality") if isinstance(data.get("quality"), dict) else {}
-    problems = [(("schema", *p.path), p) for p in duplicate_field_names(schema.get("fields"))]
+    problems = [(("schema", *p.path), p)
+                for p in duplicate_field_names(schema.get("fields")) + struct_member_problems(schema.get("fields"))]
     known = field_paths(schema.get("fields"))
     problems += [(("quality", *p.path), p) for p in unknown_rule_columns(known, quality.get("rules"))]
     problems += [(("quality", *p.path), p)

@@ -24,6 +24,7 @@ from dq_governance.contracts.consistency import (
     comparable_bound,
     duplicate_field_names,
     range_bound_problems,
+    struct_member_problems,
     unknown_rule_columns,
 )
 from dq_governance.contracts.spark_types import logical_type
@@ -228,7 +229,7 @@ class SchemaSpec(_Strict):
 
     @model_validator(mode="after")
     def _unique_names(self) -> SchemaSpec:
-        _raise_first(duplicate_field_names(self.fields), ())
+        _raise_first(duplicate_field_names(self.fields) + struct_member_problems(self.fields), ())
         return self
 
 

@@ -81,7 +81,28 @@ def logical_type(spark_type: str) -> str | None:
     return None
 
 
+def struct_members(text: str) -> dict[str, str] | None:
+    """The members of a `struct<...>` type string, name -> type text; None for another type or an unreadable one."""
+    whole = text.strip()
+    if not whole.lower().startswith("struct<") or not is_spark_type(whole):
+        return None
+    members: dict[str, str] = {}
+    rest = whole[len("struct<"):].lstrip()
+    while not rest.startswith(">"):
+        match = _MEMBER_RE.match(rest)
+        assert match is not None  # is_spark_type parsed it
+        after = rest[match.end():]
+        rest = _parse(after)
+        members[match.group(1).strip("`")] = after[:len(after) - len(rest)].strip()
+        if rest.lower().startswith("not null"):
+            rest = rest[len("not null"):].lstrip()
+        rest = rest[1:].lstrip() if rest.startswith(",") else rest
+    return members
+
+
 # --------------------------------------------------------------------------- a small recursive parser
+
+_MEMBER_RE = re.compile(r"^(`[^`]+`|[A-Za-z_][A-Za-z0-9_]*)\s*:?\s*")
 
 
 def _parse(text: str) -> str:
@@ -123,7 +144,7 @@ def _parse_struct(text: str) -> str:
     if rest.startswith(">"):
         return rest[1:].lstrip()
     while True:
-        match = re.match(r"^(`[^`]+`|[A-Za-z_][A-Za-z0-9_]*)\s*:?\s*", rest)
+        match = _MEMBER_RE.match(rest)
         if not match:
             raise ValueError(rest)
         rest = _parse(rest[match.end():])
