@@ -18,16 +18,15 @@ dataset:
   path: people.json
 schema:
 """
-FIELDS = """  fields:
-    - name: id
+#: the first entries of FIELDS, up to the line the in-place edit first adds to
+FIRST = """    - name: id
       type: long
     - name: cliente
       type: struct<nome:string,mail:string,doc:struct<cpf:string>>
       fields:
         - name: nome   # the author's comment
-    - name: loja
-      type: struct<mail:string>
 """
+FIELDS = "  fields:\n" + FIRST + "    - name: loja\n      type: struct<mail:string>\n"
 TYPES = {"id": "bigint", "cliente": "struct<nome:string,mail:string,doc:struct<cpf:string>>",
          "cliente.nome": "string", "cliente.mail": "string", "cliente.doc": "struct<cpf:string>",
          "cliente.doc.cpf": "string", "loja": "struct<mail:string>", "loja.mail": "string",
@@ -68,14 +67,7 @@ def test_struct_fields_go_under_their_struct_in_the_patch_and_the_file(tmp_path)
             {"name": "mail", "pii": True, **hmac, "format": "email"}]},
     ]}}
     written = write_proposals(path, proposals)
-    assert written == HEAD + """  fields:
-    - name: id
-      type: long
-    - name: cliente
-      type: struct<nome:string,mail:string,doc:struct<cpf:string>>
-      fields:
-        - name: nome   # the author's comment
-          pii: true
+    assert written == HEAD + "  fields:\n" + FIRST + """          pii: true
           classification: confidential
           masking: redact
         - name: mail
