@@ -154,7 +154,8 @@ def test_keys_of_a_one_line_last_entry_stay_with_it_when_fields_are_appended_aft
 
 
 @pytest.mark.parametrize(("fields", "message"), [
-    ("    - {name: cliente, type: 'struct<mail:string>'}\n", "cannot edit field 'cliente': it is written in flow style"),
+    ("    - {name: cliente, type: 'struct<mail:string>'}\n",
+     "cannot edit field 'cliente': it is written in flow style"),
     ("    - name: cliente\n      type: struct<mail:string,nome:string>\n      fields: [{name: nome}]\n",
      "cannot edit field 'cliente': its `fields` is not a block list"),
 ])

@@ -1,5 +1,6 @@
 """Cross-field checks of a contract: duplicate field names, nested fields their struct's type lacks, rules naming
-unknown columns, range bounds that do not fit their field's type, `masking.by_classification` keys that no field's classification matches.
+unknown columns, range bounds that do not fit their field's type, `masking.by_classification` keys that no
+field's classification matches.
 
 They work on plain documents as well as on model objects, so the model validators (which stop
 at the first problem) and lint (which reports every problem, even when other keys are invalid)
@@ -74,13 +75,13 @@ def struct_member_problems(fields: Any) -> list[Problem]:
                 continue
             if members is not None and name not in members:
                 close = difflib.get_close_matches(name, list(members), n=1)
-                out.append(Problem((*prefix, index, "name"), f"struct {parent} has no field {name!r} (its type declares "
-                                                             f"{', '.join(members) or 'none'})",
-                                   f"did you mean `{close[0]}`?" if close else None))
+                message = f"struct {parent} has no field {name!r} (its type declares {', '.join(members) or 'none'})"
+                out.append(Problem((*prefix, index, "name"), message, f"did you mean `{close[0]}`?" if close else None))
             own = declared_type(spec)
             type_text = own if isinstance(own, str) else (members or {}).get(name)
-            walk(_items(_get(spec, "fields")), (*prefix, index, "fields"),
-                 struct_members(type_text) if isinstance(type_text, str) else None, f"{parent}.{name}" if parent else name)
+            inner = struct_members(type_text) if isinstance(type_text, str) else None
+            here = f"{parent}.{name}" if parent else name
+            walk(_items(_get(spec, "fields")), (*prefix, index, "fields"), inner, here)
 
     walk(_items(fields), ("fields",), None, "")
     return out

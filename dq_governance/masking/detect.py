@@ -5,8 +5,8 @@ builders in `checks/formats.py`; the phone detector is stricter than the `phone`
 detection must tell phones from ids; Luhn via Spark's `luhn_check`, IBAN mod-97 via `aggregate`), so a scan is a single
 aggregation over a deterministic sample. Fields inside structs are scanned as columns of their own, by dotted name
 (`cliente.cpf`, whose name words include the struct's). Column names count only as whole words (`hotel_id` is no
-phone), and a name never makes PII of values the detector tested and rejected. Reports carry column names, rates and counts
-only, never a sampled value.
+phone), and a name never makes PII of values the detector tested and rejected. Reports carry column names, rates
+and counts only, never a sampled value.
 """
 
 from __future__ import annotations

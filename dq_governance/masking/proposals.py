@@ -288,7 +288,8 @@ def _entry_lines(entries: dict[str, _Entry], dash: int, comments: bool) -> list[
         prop = entry.proposal
         if comments and prop is not None:
             about = "" if prop.finding.column == prop.column else f"{prop.finding.column}: "  # a struct for its field
-            lines.append(f"{pad}# {about}{evidence(prop.finding)}{' (column not in the contract)' if prop.new_field else ''}")
+            new = " (column not in the contract)" if prop.new_field else ""
+            lines.append(f"{pad}# {about}{evidence(prop.finding)}{new}")
         lines.append(f"{pad}- name: {_scalar(name)}")
         if entry.struct_type:
             lines.append(f"{inner}type: {_scalar(entry.struct_type)}")
