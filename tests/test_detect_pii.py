@@ -345,7 +345,7 @@ def test_blanks_are_missing_and_nested_columns_are_named(spark):
     assert report.types["cliente"] == "struct<mail:string>"
 
 
-def test_struct_fields_are_leaves_named_by_path_and_a_shadowed_one_is_left_out(spark):
+def test_struct_fields_are_leaves_named_by_path_and_a_shadowed_one_is_named_not_scanned(spark):
     """Struct fields at any depth are scanned, their struct's name words counting (`loja.nome` is a shop's name,
     `cliente.nome` a person's); a field whose dotted name is also a top-level column's is named as not scanned,
     and a field name with a dot stays whole (`getField`)."""

@@ -102,7 +102,7 @@ def test_blank_values_do_not_dilute_the_hit_rate(spark, tmp_path, capsys):
 
 def test_struct_fields_are_scanned_and_arrays_named_as_not_scanned(spark, tmp_path, capsys):
     """Fields inside structs, at any depth, are scanned by dotted name; an array inside a struct is named as not
-    scanned; a contract's `pii_undeclared`-style warning names the field."""
+    scanned."""
     path = tmp_path / "nested.json"
     rows = [{"id": i, "cliente": {"mail": f"nested{i}@example.com", "doc": {"cpf": "529.982.247-25"},
                                   "telefones": ["11987654321"], "nota": "ok"}} for i in range(10)]
