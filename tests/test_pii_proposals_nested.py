@@ -167,3 +167,18 @@ def test_a_struct_written_in_flow_style_is_refused_and_the_file_left_alone(tmp_p
     with pytest.raises(ContractError, match=message) as caught:
         write_proposals(path, proposals)
     assert caught.value.location.line == 11 and path.read_text() == text
+
+
+def test_an_edit_the_contract_would_refuse_names_the_problem_and_leaves_the_file(tmp_path):
+    """The data's struct has a member the contract's declared type lacks: the edit is refused with the model's own
+    words, not just an error class, and the file is left as it was."""
+    path = tmp_path / "people.yaml"
+    text = HEAD + FIELDS
+    path.write_text(text)
+    proposals = propose([_finding("loja.tel", "PHONE_NUMBER")], _contract(text), TYPES)
+    with pytest.raises(ContractError) as caught:
+        write_proposals(path, proposals)
+    assert str(caught.value) == (
+        f"{path}: the proposed edit would make the contract invalid: schema: fields.2.fields.0.name: struct loja has "
+        "no field 'tel' (its type declares mail); apply the patch by hand")
+    assert path.read_text() == text

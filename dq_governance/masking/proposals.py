@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import yaml
+from pydantic import ValidationError
 
 from dq_governance.contracts.consistency import Problem
 from dq_governance.contracts.model import Contract, FieldSpec
@@ -378,6 +379,11 @@ def write_proposals(path: str | Path, proposals: list[Proposal]) -> str:
         text = text[:start] + replacement + text[end:]
     try:
         Contract.model_validate(yaml.safe_load(text))
+    except ValidationError as exc:  # the first problem, as the model words it (no value of the data is in it)
+        first = exc.errors()[0]
+        at = ".".join(map(str, first["loc"]))
+        raise ContractError(f"the proposed edit would make the contract invalid: {at + ': ' if at else ''}"
+                            f"{first['msg']}; apply the patch by hand", where) from None
     except Exception as exc:  # noqa: BLE001 - any failure means the edit must not be written
         raise ContractError(f"the proposed edit would make the contract invalid ({exc.__class__.__name__})", where) from None
     path.write_text(text, encoding="utf-8")
