@@ -79,7 +79,8 @@ def struct_member_problems(fields: Any) -> list[Problem]:
                 out.append(Problem((*prefix, index, "name"), message, f"did you mean `{close[0]}`?" if close else None))
             own = declared_type(spec)
             type_text = own if isinstance(own, str) else (members or {}).get(name)
-            inner = struct_members(type_text) if isinstance(type_text, str) else None
+            found = struct_members(type_text) if isinstance(type_text, str) else None
+            inner = None if found is None else {m.name: m.type for m in found}
             here = f"{parent}.{name}" if parent else name
             walk(_items(_get(spec, "fields")), (*prefix, index, "fields"), inner, here)
 

@@ -19,7 +19,7 @@ import yaml
 
 from dq_governance.contracts.model import Contract, FieldSpec, MaskingPolicy
 from dq_governance.contracts.spark_types import _parse as _consume_type
-from dq_governance.contracts.spark_types import is_spark_type
+from dq_governance.contracts.spark_types import StructMember, is_spark_type, struct_members
 from dq_governance.contracts.thresholds import parse_duration, parse_threshold
 from dq_governance.errors import ConfigError, DqGovernanceError
 from dq_governance.masking.policies import KEYED_METHODS, field_spec, undeclared_spec
@@ -200,19 +200,6 @@ def type_change(old: str, new: str) -> str | None:
     return "T3"
 
 
-#: a struct member's name as spark_types' parser reads it (the parser checks the syntax; this names the member)
-_MEMBER_NAME_RE = re.compile(r"^(`[^`]+`|[A-Za-z_][A-Za-z0-9_]*)\s*:?\s*")
-
-
-@dataclass(frozen=True)
-class _Member:
-    """One member of a struct type string."""
-
-    name: str
-    type: str
-    not_null: bool
-
-
 def _take_type(text: str) -> tuple[str, str]:
     """(the type at the front of `text`, the rest); `text` is known to parse."""
     text = text.lstrip()
@@ -221,7 +208,7 @@ def _take_type(text: str) -> tuple[str, str]:
 
 
 def _split_type(text: str) -> tuple[str, list[Any]] | None:
-    """One level of a complex type string: ("array", [element]), ("map", [key, value]) or ("struct", [_Member]).
+    """One level of a complex type string: ("array", [element]), ("map", [key, value]) or ("struct", [StructMember]).
 
     None for a primitive type, or for text Spark's type grammar (as spark_types reads it) does not accept.
     """
@@ -234,20 +221,8 @@ def _split_type(text: str) -> tuple[str, list[Any]] | None:
     if low.startswith("map<"):
         key, rest = _take_type(text[len("map<"):])
         return "map", [key, _take_type(rest[1:])[0]]  # rest starts with the comma
-    if not low.startswith("struct<"):
-        return None
-    members: list[_Member] = []
-    rest = text[len("struct<"):].lstrip()
-    while not rest.startswith(">"):
-        name = _MEMBER_NAME_RE.match(rest)
-        assert name is not None  # is_spark_type accepted the text
-        member_type, rest = _take_type(rest[name.end():])
-        not_null = rest.lower().startswith("not null")
-        if not_null:
-            rest = rest[len("not null"):].lstrip()
-        members.append(_Member(name.group(1).strip("`"), member_type, not_null))
-        rest = rest[1:].lstrip() if rest.startswith(",") else rest
-    return "struct", members
+    members = struct_members(text)
+    return None if members is None else ("struct", members)
 
 
 def type_changes(path: str, old: str, new: str) -> Iterator[Change]:
@@ -280,7 +255,7 @@ def type_changes(path: str, old: str, new: str) -> Iterator[Change]:
     yield from _member_changes(path, shape_old[1], shape_new[1])  # type: ignore[index]
 
 
-def _member_changes(path: str, old: list[_Member], new: list[_Member]) -> Iterator[Change]:
+def _member_changes(path: str, old: list[StructMember], new: list[StructMember]) -> Iterator[Change]:
     """Struct members matched by name (case-insensitive, as Spark resolves them): removed, added, changed."""
     new_by_name = {m.name.lower(): m for m in new}
     old_names = {m.name.lower() for m in old}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 _SIMPLE = {
     "string", "boolean", "tinyint", "byte", "smallint", "short", "int", "integer", "bigint", "long",
@@ -81,21 +82,32 @@ def logical_type(spark_type: str) -> str | None:
     return None
 
 
-def struct_members(text: str) -> dict[str, str] | None:
-    """The members of a `struct<...>` type string, name -> type text; None for another type or an unreadable one."""
+@dataclass(frozen=True)
+class StructMember:
+    """One member of a struct type string."""
+
+    name: str
+    type: str
+    not_null: bool
+
+
+def struct_members(text: str) -> list[StructMember] | None:
+    """The members of a `struct<...>` type string, in order; None for another type or an unreadable one."""
     whole = text.strip()
     if not whole.lower().startswith("struct<") or not is_spark_type(whole):
         return None
-    members: dict[str, str] = {}
+    members: list[StructMember] = []
     rest = whole[len("struct<"):].lstrip()
     while not rest.startswith(">"):
         match = _MEMBER_RE.match(rest)
         assert match is not None  # is_spark_type parsed it
         after = rest[match.end():]
         rest = _parse(after)
-        members[match.group(1).strip("`")] = after[:len(after) - len(rest)].strip()
-        if rest.lower().startswith("not null"):
+        member_type = after[:len(after) - len(rest)].strip()
+        not_null = rest.lower().startswith("not null")
+        if not_null:
             rest = rest[len("not null"):].lstrip()
+        members.append(StructMember(match.group(1).strip("`"), member_type, not_null))
         rest = rest[1:].lstrip() if rest.startswith(",") else rest
     return members
 
