@@ -96,7 +96,7 @@ TESTS_35_FILES = \
 	test_lineage_manifest.py test_catalog_sync.py test_contracts_model.py test_contract_keys.py test_odcs.py \
 	test_migrate.py test_check_cli.py test_observe_drift.py test_observe_anomaly.py test_observe_freshness.py \
 	test_report_html.py test_profile.py test_streaming.py test_project_config.py test_cluster.py test_pii_disclosure.py \
-	test_spark35_parity.py test_cli_errors.py test_checks_overflow.py
+	test_spark35_parity.py test_cli_errors.py test_checks_overflow.py test_type_conversion.py
 
 test-35: venv35 java listener
 	@scripts/ensure-chromium.sh

@@ -382,6 +382,45 @@ def test_nested_struct_fields_round_trip() -> None:
     assert odcs_to_contract(exported) == contract
 
 
+def _with_property(prop: dict) -> dict:
+    doc = read(CONTRACTS / "orders.odcs.yaml")
+    doc["schema"][0]["properties"].append(prop)
+    return doc
+
+
+@pytest.mark.parametrize(("prop", "field", "message"), [
+    ({"name": "attrs", "logicalType": "object"}, "logicalType",
+     "object with no `properties` and no Spark physicalType (struct<...> or map<...>): the column's type is unknown"),
+    ({"name": "attrs", "logicalType": "object", "physicalType": "OBJECT"}, "logicalType",
+     "object with no `properties` and no Spark physicalType (struct<...> or map<...>): the column's type is unknown"),
+    ({"name": "tags", "logicalType": "array"}, "logicalType",
+     "array with no `items` and no Spark physicalType (array<...>): the element type is unknown"),
+    ({"name": "tags", "logicalType": "array", "items": {"logicalType": "object"}}, "items.logicalType",
+     "object with no `properties` and no Spark physicalType (struct<...> or map<...>): the column's type is unknown"),
+])
+def test_object_or_array_without_a_type_is_refused_not_read_as_string(prop: dict, field: str, message: str) -> None:
+    # read as `string`, the column would be converted to its display text on publish
+    doc = _with_property(prop)
+    index = len(doc["schema"][0]["properties"]) - 1
+    with pytest.raises(ContractError) as info:
+        odcs_to_contract(doc)
+    assert info.value.field == f"schema.0.properties.{index}.{field}"
+    assert info.value.message == message
+
+
+def test_object_and_array_types_come_from_properties_and_items() -> None:
+    doc = _with_property({"name": "tags", "logicalType": "array", "items": {
+        "logicalType": "object", "properties": [{"name": "code", "logicalType": "string"},
+                                                {"name": "n", "logicalType": "integer"}]}})
+    doc["schema"][0]["properties"].append({"name": "attrs", "logicalType": "object", "physicalType": "OBJECT",
+                                           "properties": [{"name": "a", "physicalType": "int"}]})
+    doc["schema"][0]["properties"].append({"name": "ids", "logicalType": "array", "physicalType": "array<int>"})
+    types = {f.name: f.type for f in odcs_to_contract(doc).schema_.fields}
+    assert types["tags"] == "array<struct<code:string,n:bigint>>"
+    assert types["attrs"] == "struct<a:int>"
+    assert types["ids"] == "array<int>"
+
+
 def test_retention_in_ambiguous_months_is_rejected() -> None:
     doc = read(CONTRACTS / "orders.odcs.yaml")
     doc["slaProperties"][0] = {"property": "retention", "value": 6, "unit": "m"}

@@ -298,9 +298,15 @@ class BuildContext:
             raw = q(spec.raw_alias) if spec.raw_alias else q(column)
             return spec.conversion.violation(raw, q(column))
         raw = q(spec.raw_alias) if spec and spec.raw_alias else self.col(column)
-        raw_type = self.input_schema[column].dataType if column in self.input_schema.names else self.dtype(column)
-        conversion = casting.convert(raw, raw_type, declared, date_format)
+        conversion = casting.convert(raw, self._raw_type(column), declared, date_format)
         return conversion.violation(raw, conversion.typed)
+
+    def never_converts(self, column: str, data_type: str) -> str | None:
+        """Why no value of the column's input type converts to `data_type`, or None."""
+        return casting.never_converts(self._raw_type(column), casting.parse_type(data_type, f"{column}_type"))
+
+    def _raw_type(self, column: str) -> DataType:
+        return self.input_schema[column].dataType if column in self.input_schema.names else self.dtype(column)
 
     def duplicate_flag(self, columns: list[str], filter_sql: str | None) -> Column:
         """True on every row whose key occurs more than once (one window per distinct key set)."""

@@ -258,6 +258,9 @@ def length(rule: Any, ctx: BuildContext) -> RulePlan:
 def type_(rule: Any, ctx: BuildContext) -> RulePlan:
     """A present value that does not convert to the declared type (null / blank never violate)."""
     expected = f"type {rule.data_type}" + (f" ({rule.date_format})" if rule.date_format else "")
+    reason = ctx.never_converts(rule.column, rule.data_type)
+    if reason:
+        expected += f"; {reason}"
     return RulePlan(violation=ctx.type_violation(rule.column, rule.data_type, rule.date_format), expected=expected)
 
 

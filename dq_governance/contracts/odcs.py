@@ -37,7 +37,7 @@ from typing import Any, Callable
 from pydantic import TypeAdapter, ValidationError
 
 from dq_governance.contracts.model import Contract, FieldSpec, Rule, role_slot
-from dq_governance.contracts.spark_types import logical_type, spark_type_for
+from dq_governance.contracts.spark_types import logical_type, spark_type_for, to_spark_type
 from dq_governance.contracts.thresholds import parse_threshold
 from dq_governance.errors import ContractError, ThresholdSyntaxError
 
@@ -1005,12 +1005,12 @@ class _Importer:
         children = prop.pop("properties", None) or []
         child_specs = [self._field(child, f"{path}.{child.get('name')}", f"{where}.properties.{index}")
                        for index, child in enumerate(children)]
-        spark_type = spark_type_for(physical, logical)
-        if physical is None and logical == "object" and child_specs:
+        spark_type = to_spark_type(physical)
+        if spark_type is None and logical == "object" and child_specs:
             spark_type = "struct<" + ",".join(f"{c['name']}:{c.get('type', 'string')}" for c in child_specs) + ">"
-        if physical is None and logical == "array":
-            item = prop.get("items") or {}
-            spark_type = f"array<{spark_type_for(item.get('physicalType'), item.get('logicalType'))}>"
+        elif spark_type is None and logical in ("object", "array"):
+            spark_type = _nested_type({"logicalType": logical, "items": prop.get("items")}, where)
+        spark_type = spark_type or spark_type_for(None, logical)
         spec["type"] = spark_type
         if physical is not None and physical != spark_type:
             extra["physicalType"] = physical
@@ -1319,6 +1319,30 @@ class _Importer:
         if role_extras:
             self.ext["roles"] = role_extras
         return out
+
+
+def _nested_type(node: Mapping[str, Any], where: str) -> str:
+    """The Spark type of an ODCS object or array node without a Spark physicalType, from its `properties` or
+    `items`; ContractError (at `where`) when it names none, since a guessed type would convert the column."""
+    spark_type = to_spark_type(node.get("physicalType"))
+    if spark_type:
+        return spark_type
+    logical = node.get("logicalType")
+    if logical == "object":
+        children = node.get("properties") or []
+        if not children:
+            raise ContractError("object with no `properties` and no Spark physicalType "
+                                "(struct<...> or map<...>): the column's type is unknown", field=f"{where}.logicalType")
+        members = [f"{child.get('name')}:{_nested_type(child, f'{where}.properties.{i}')}"
+                   for i, child in enumerate(children)]
+        return "struct<" + ",".join(members) + ">"
+    if logical == "array":
+        item = node.get("items")
+        if not isinstance(item, Mapping):
+            raise ContractError("array with no `items` and no Spark physicalType (array<...>): "
+                                "the element type is unknown", field=f"{where}.logicalType")
+        return f"array<{_nested_type(item, f'{where}.items')}>"
+    return spark_type_for(None, logical)
 
 
 def _party(name: str, cps: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -1,0 +1,132 @@
+"""Type conformance of complex and incompatible columns: structs convert by field name, nested values one by
+one, and a column whose type can never become the declared one violates on every present row instead of being
+relabelled, stringified or failing the plan."""
+
+from __future__ import annotations
+
+import pytest
+
+import dq_governance as dq
+from dq_governance.contracts.model import Contract
+
+pytestmark = pytest.mark.spark
+
+ROWS = """select * from values
+ (1, named_struct('first', 'Ana', 'last', 'Lima'), named_struct('n', '7'), array('1', 'x'), map('1', '2'),
+  array(1, 2), date'2024-01-31'),
+ (2, named_struct('first', 'Rui', 'last', 'Dias'), named_struct('n', 'q'), array('3', ' '), map('a', '4'),
+  array(3), date'2024-02-29'),
+ (3, null, named_struct('n', null), array(cast(null as string)), map('5', cast(null as string)),
+  null, null)
+ as t(id, person, boxed, texts, text_map, numbers, day)"""
+
+
+def contract(column: str, data_type: str) -> Contract:
+    return Contract.model_validate({
+        "contract": {"name": "t", "version": "1.0.0"},
+        "dataset": {"name": "t"},
+        "schema": {"undeclared_columns": "drop",
+                   "fields": [{"name": "id", "type": "int"}, {"name": column, "type": data_type}]},
+    })
+
+
+def checked(spark, column: str, data_type: str):
+    result = dq.check(spark.sql(ROWS), contract(column, data_type))
+    rule = next(r for r in result.summary()["rules"] if r["name"] == f"{column}_type")
+    valid = {row["id"]: row[column] for row in result.valid_df.collect()}
+    quarantined = sorted(row["id"] for row in result.quarantine_df.collect())
+    assert result.valid_rows + result.invalid_rows == result.total_rows == 3
+    result.release()
+    return rule, valid, quarantined
+
+
+def test_struct_fields_are_matched_by_name_not_position(spark):
+    # Spark's cast pairs struct fields by position: declared (last, first) would swap the names' values
+    rule, valid, quarantined = checked(spark, "person", "struct<last:string,first:string>")
+    assert rule["failed_count"] == 0 and quarantined == []
+    assert valid[1].asDict() == {"last": "Lima", "first": "Ana"}
+    assert valid[2].asDict() == {"last": "Dias", "first": "Rui"}
+    assert valid[3] is None
+
+
+def test_struct_with_other_field_names_violates_on_every_present_row(spark):
+    rule, valid, quarantined = checked(spark, "person", "struct<given:string,family:string>")
+    assert rule["failed_count"] == 2 and quarantined == [1, 2]
+    assert rule["expected"] == ("type struct<given:string,family:string>; the struct's fields (first, last) "
+                                "are not the declared ones (given, family)")
+    assert valid == {3: None}
+
+
+def test_struct_declared_as_string_is_a_violation_not_its_display_text(spark):
+    rule, valid, quarantined = checked(spark, "person", "string")
+    assert rule["failed_count"] == 2 and quarantined == [1, 2]
+    assert rule["expected"] == "type string; struct<first:string,last:string> never converts to string"
+
+
+def test_nested_text_field_that_does_not_parse_nulls_and_flags_its_struct(spark):
+    rule, valid, quarantined = checked(spark, "boxed", "struct<n:int>")
+    assert rule["failed_count"] == 1 and quarantined == [2]
+    assert valid[1].asDict() == {"n": 7} and valid[3].asDict() == {"n": None}
+
+
+def test_array_elements_convert_one_by_one_and_a_blank_element_is_no_value(spark):
+    rule, valid, quarantined = checked(spark, "texts", "array<int>")
+    assert rule["failed_count"] == 1 and quarantined == [1]
+    assert valid == {2: [3, None], 3: [None]}
+
+
+def test_map_keys_and_values_convert_and_a_bad_key_flags_the_row(spark):
+    rule, valid, quarantined = checked(spark, "text_map", "map<int,int>")
+    assert rule["failed_count"] == 1 and quarantined == [2]
+    assert valid == {1: {1: 2}, 3: {5: None}}
+
+
+def test_map_keys_that_become_equal_flag_the_row_instead_of_failing_the_pass(spark):
+    frame = spark.sql("select 1 as id, map('1', 'a', '01', 'b') as m union all select 2, map('2', 'c')")
+    result = dq.check(frame, contract("m", "map<int,string>"))
+    try:
+        assert {r.name: r.failed_count for r in result.rules}["m_type"] == 1
+        assert [(row["id"], row["m"]) for row in result.valid_df.collect()] == [(2, {2: "c"})]
+    finally:
+        result.release()
+
+
+def test_array_element_that_never_converts_names_the_element(spark):
+    rule, _, quarantined = checked(spark, "numbers", "array<date>")
+    assert rule["failed_count"] == 2 and quarantined == [1, 2]
+    assert rule["expected"] == "type array<date>; an element: int never converts to date"
+
+
+def test_incompatible_atomic_types_violate_instead_of_failing_the_plan(spark):
+    rule, valid, quarantined = checked(spark, "day", "int")
+    assert rule["failed_count"] == 2 and quarantined == [1, 2]
+    assert rule["expected"] == "type int; date never converts to int"
+    assert valid == {3: None}
+
+
+def test_compatible_nested_widening_passes(spark):
+    rule, valid, quarantined = checked(spark, "numbers", "array<bigint>")
+    assert rule["failed_count"] == 0 and quarantined == []
+    assert valid == {1: [1, 2], 2: [3], 3: None}
+
+
+ATOMIC = ["boolean", "tinyint", "smallint", "int", "bigint", "float", "double", "decimal(10,2)", "date",
+          "timestamp", "timestamp_ntz", "binary", "string"]
+
+
+def test_never_converts_table_agrees_with_spark_for_every_atomic_pair(spark):
+    from dq_governance.checks.casting import never_converts, parse_type
+
+    frame = spark.sql("select " + ", ".join(f"cast(null as {t}) as c{i}" for i, t in enumerate(ATOMIC)))
+    disagreements = []
+    for i, source in enumerate(ATOMIC):
+        for target in ATOMIC:
+            try:
+                frame.selectExpr(f"try_cast(c{i} as {target})").schema
+                spark_converts = True
+            except Exception:
+                spark_converts = False
+            ours = never_converts(parse_type(source), parse_type(target)) is None
+            if ours != spark_converts:
+                disagreements.append((source, target, spark_converts))
+    assert disagreements == []
