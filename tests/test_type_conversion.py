@@ -4,6 +4,8 @@ relabelled, stringified or failing the plan."""
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
 import dq_governance as dq
@@ -87,6 +89,37 @@ def test_map_keys_that_become_equal_flag_the_row_instead_of_failing_the_pass(spa
     try:
         assert {r.name: r.failed_count for r in result.rules}["m_type"] == 1
         assert [(row["id"], row["m"]) for row in result.valid_df.collect()] == [(2, {2: "c"})]
+    finally:
+        result.release()
+
+
+def test_json_text_struct_flags_a_field_that_does_not_convert_and_text_that_is_no_object(spark):
+    # Spark's from_json into struct<a:int> nulls "x" and 7.5 quietly, and reads `not json` as a struct of nulls
+    frame = spark.sql("""select * from values (1, '{"a": "x", "d": "2024-01-01"}'), (2, '{"a": 5, "d": "nope"}'),
+        (3, 'not json'), (4, '{"a": 7.5}'), (5, '{"a": "6", "d": "2024-02-29"}'), (6, '{}'), (7, ' '), (8, null)
+        as t(id, s)""")
+    result = dq.check(frame, contract("s", "struct<a:int,d:date>"))
+    try:
+        assert {r.name: r.failed_count for r in result.rules}["s_type"] == 4
+        valid = {row["id"]: row["s"] for row in result.valid_df.collect()}
+        assert valid[5].asDict() == {"a": 6, "d": date(2024, 2, 29)} and valid[6].asDict() == {"a": None, "d": None}
+        assert valid[7] is None and valid[8] is None and sorted(valid) == [5, 6, 7, 8]
+    finally:
+        result.release()
+
+
+def test_json_text_array_and_map_convert_their_elements(spark):
+    frame = spark.sql("""select * from values (1, '[1, "x"]', '{"k": true}'), (2, '[1, 2]', '{"k": "7"}'),
+        (3, '[1.5]', 'nope') as t(id, a, m)""")
+    doc = Contract.model_validate({
+        "contract": {"name": "t", "version": "1.0.0"}, "dataset": {"name": "t"},
+        "schema": {"fields": [{"name": "id", "type": "int"}, {"name": "a", "type": "array<int>"},
+                              {"name": "m", "type": "map<string,int>"}]}})
+    result = dq.check(frame, doc)
+    try:
+        counts = {r.name: r.failed_count for r in result.rules}
+        assert (counts["a_type"], counts["m_type"]) == (2, 2)
+        assert [(row["id"], row["a"], row["m"]) for row in result.valid_df.collect()] == [(2, [1, 2], {"k": 7})]
     finally:
         result.release()
 

@@ -26,6 +26,7 @@ from pyspark.sql.types import (
     MapType,
     NumericType,
     StringType,
+    StructField,
     StructType,
     TimestampNTZType,
     TimestampType,
@@ -162,8 +163,35 @@ def _from_text(raw: str | Column, declared: DataType, date_format: str | None) -
     if isinstance(declared, (TimestampType, TimestampNTZType)):
         return parse_timestamp(raw, date_format).cast(declared)
     if isinstance(declared, (ArrayType, MapType, StructType)):
-        return F.from_json(compat.column(raw), declared, {"mode": "PERMISSIVE"})
+        return _from_json(compat.column(raw), declared)
     return compat.try_cast(raw, declared)
+
+
+_CORRUPT = "dqgov_corrupt_record"  # no `__dq_` prefix: the manifest refuses text naming the engine's stage
+
+
+def _from_json(raw: Column, declared: DataType) -> Column:
+    """JSON text as `declared`: parsed with every scalar read as text, then converted like any nested value, so
+    `{"a": "x"}` for `struct<a:int>` is a violation instead of a silent null field; text that is not a JSON
+    object (Spark's permissive parser gives a struct of nulls for it) is null."""
+    text_type = _as_text(declared)
+    if not isinstance(text_type, StructType):
+        return convert(F.from_json(raw, text_type, {"mode": "PERMISSIVE"}), text_type, declared).typed
+    schema = StructType([*text_type.fields, StructField(_CORRUPT, StringType(), True)])
+    parsed = F.from_json(raw, schema, {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT})
+    return F.when(parsed.getField(_CORRUPT).isNotNull(), F.lit(None)).otherwise(
+        convert(parsed, text_type, declared).typed)
+
+
+def _as_text(data_type: DataType) -> DataType:
+    """`data_type` with every scalar as string (JSON keys are text too)."""
+    if isinstance(data_type, StructType):
+        return StructType([StructField(f.name, _as_text(f.dataType), True) for f in data_type.fields])
+    if isinstance(data_type, ArrayType):
+        return ArrayType(_as_text(data_type.elementType), True)
+    if isinstance(data_type, MapType):
+        return MapType(StringType(), _as_text(data_type.valueType), True)
+    return StringType()
 
 
 def _guarded(raw: Column, value: Column, failures: list[Column]) -> Column:
