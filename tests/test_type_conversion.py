@@ -5,6 +5,7 @@ relabelled, stringified or failing the plan."""
 from __future__ import annotations
 
 from datetime import date
+from decimal import Decimal
 
 import pytest
 
@@ -141,6 +142,34 @@ def test_compatible_nested_widening_passes(spark):
     rule, valid, quarantined = checked(spark, "numbers", "array<bigint>")
     assert rule["failed_count"] == 0 and quarantined == []
     assert valid == {1: [1, 2], 2: [3], 3: None}
+
+
+def test_a_number_that_would_lose_fractional_digits_does_not_convert(spark):
+    # try_cast truncates 1.5 to 1 and rounds 1.2345 to 1.23 without a word
+    frame = spark.sql("""select * from values (1, 1.5d, 1.2345bd, cast('NaN' as double)),
+        (2, 2.0d, 1.2300bd, 3.0d), (3, null, null, null) as t(id, d, dec, n)""")
+    doc = Contract.model_validate({
+        "contract": {"name": "t", "version": "1.0.0"}, "dataset": {"name": "t"},
+        "schema": {"fields": [{"name": "id", "type": "int"}, {"name": "d", "type": "int"},
+                              {"name": "dec", "type": "decimal(10,2)"}, {"name": "n", "type": "bigint"}]}})
+    result = dq.check(frame, doc)
+    try:
+        counts = {r.name: r.failed_count for r in result.rules}
+        assert (counts["d_type"], counts["dec_type"], counts["n_type"]) == (1, 1, 1)
+        rows = [(r["id"], r["d"], r["dec"], r["n"]) for r in result.valid_df.orderBy("id").collect()]
+        assert rows == [(2, 2, Decimal("1.23"), 3), (3, None, None, None)]
+    finally:
+        result.release()
+
+
+def test_a_double_declared_decimal_rounds_to_the_scale(spark):
+    frame = spark.sql("select * from values (1, 1.005d), (2, 0.1d + 0.2d) as t(id, v)")
+    result = dq.check(frame, contract("v", "decimal(10,2)"))
+    try:
+        assert {r.name: r.failed_count for r in result.rules}["v_type"] == 0
+        assert [r["v"] for r in result.valid_df.orderBy("id").collect()] == [Decimal("1.01"), Decimal("0.30")]
+    finally:
+        result.release()
 
 
 ATOMIC = ["boolean", "tinyint", "smallint", "int", "bigint", "float", "double", "decimal(10,2)", "date",

@@ -23,6 +23,9 @@ from pyspark.sql.types import (
     BooleanType,
     DataType,
     DateType,
+    DecimalType,
+    FractionalType,
+    IntegralType,
     MapType,
     NumericType,
     StringType,
@@ -84,15 +87,27 @@ def convert(
     nested = _NESTED.get(type(declared))
     if nested is not None:
         return nested(raw, raw_type, declared)
-    return Conversion(compat.try_cast(raw, declared), can_fail=True, text_source=False)
+    typed = compat.try_cast(raw, declared)
+    if _drops_digits(raw_type, declared):
+        # try_cast truncates 1.5 to the int 1 and rounds 1.2345 to decimal(10,2) 1.23: such a value does not convert
+        typed = F.when(typed != compat.column(raw), F.lit(None)).otherwise(typed)  # compared in a type holding both
+    return Conversion(typed, can_fail=True, text_source=False)
+
+
+def _drops_digits(raw_type: DataType, declared: DataType) -> bool:
+    """A numeric conversion that would drop fractional digits: a fraction to an integer, a decimal to a smaller
+    scale (a float or double to a decimal rounds to its scale, as Spark does: binary fractions have no digits)."""
+    if isinstance(declared, IntegralType):
+        return isinstance(raw_type, FractionalType) and not (isinstance(raw_type, DecimalType) and raw_type.scale == 0)
+    return isinstance(raw_type, DecimalType) and isinstance(declared, DecimalType) and declared.scale < raw_type.scale
 
 
 def never_converts(raw_type: DataType, declared: DataType) -> str | None:
     """Why no value of `raw_type` converts to `declared` (kinds Spark cannot cast between, a struct whose field
     names differ, or such a nested field, element, key or value), or None."""
     raw_kind, declared_kind = _kind(raw_type), _kind(declared)
-    if raw_kind is None or declared_kind is None or raw_kind == "string" or raw_kind == declared_kind == "other":
-        return None
+    if None in (raw_kind, declared_kind) or "other" in (raw_kind, declared_kind) or raw_kind == "string":
+        return None  # text parses; a type outside the table (variant, intervals) is Spark's to judge
     if declared_kind in _NO_CAST.get(raw_kind, ()) or (raw_kind in _COMPLEX or declared_kind in _COMPLEX) and (
             raw_kind != declared_kind):
         return f"{raw_type.simpleString()} never converts to {declared.simpleString()}"
