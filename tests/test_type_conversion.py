@@ -172,6 +172,28 @@ def test_a_double_declared_decimal_rounds_to_the_scale(spark):
         result.release()
 
 
+@pytest.mark.parametrize(("date_format", "failing", "valid_id"), [(None, [1, 2], 3), ("dd/MM/yyyy", [2, 3], 1)])
+def test_a_struct_fields_date_format_parses_it_and_its_type_rule_reads_the_raw_value(
+        spark, date_format, failing, valid_id):
+    frame = spark.sql("""select * from values (1, named_struct('d', '31/01/2024')), (2, named_struct('d', 'xx')),
+        (3, named_struct('d', '2024-01-31')) as t(id, c)""")
+    nested = {"name": "d", "type": "date"} | ({"date_format": date_format} if date_format else {})
+    doc = Contract.model_validate({
+        "contract": {"name": "t", "version": "1.0.0"}, "dataset": {"name": "t"},
+        "schema": {"fields": [{"name": "id", "type": "int"},
+                              {"name": "c", "type": "struct<d:date>", "fields": [nested]}]}})
+    for source in (frame, frame.selectExpr("id", "to_json(c) as c")):  # a struct, and the same as JSON text
+        result = dq.check(source, doc)
+        try:
+            counts = {r.name: r.failed_count for r in result.rules}
+            assert (counts["c_type"], counts["c.d_type"]) == (2, 2)
+            assert sorted(r["id"] for r in result.quarantine_df.collect()) == failing
+            assert [(r["id"], r["c"].asDict()) for r in result.valid_df.collect()] == [
+                (valid_id, {"d": date(2024, 1, 31)})]
+        finally:
+            result.release()
+
+
 ATOMIC = ["boolean", "tinyint", "smallint", "int", "bigint", "float", "double", "decimal(10,2)", "date",
           "timestamp", "timestamp_ntz", "binary", "string"]
 

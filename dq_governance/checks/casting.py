@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import reduce
-from typing import Any
+from typing import Any, Mapping
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
@@ -73,20 +73,22 @@ def same_type(left: DataType, right: DataType) -> bool:
 
 
 def convert(
-    raw: str | Column, raw_type: DataType, declared: DataType, date_format: str | None = None
+    raw: str | Column, raw_type: DataType, declared: DataType, date_format: str | None = None,
+    formats: Mapping[str, str] | None = None,
 ) -> Conversion:
-    """The typed value of a raw column (SQL text such as a quoted name, or a Column), and whether it can fail."""
+    """The typed value of a raw column (SQL text such as a quoted name, or a Column), and whether it can fail;
+    `formats`: the date formats of a struct's nested fields, by dotted path below the column."""
     if same_type(raw_type, declared):
         return Conversion(compat.column(raw), can_fail=False, text_source=False, changes=False)
     if never_converts(raw_type, declared):
         return _never(declared)
     if isinstance(raw_type, StringType):
-        return Conversion(_from_text(raw, declared, date_format), can_fail=True, text_source=True)
+        return Conversion(_from_text(raw, declared, date_format, formats), can_fail=True, text_source=True)
     if isinstance(declared, StringType):
         return Conversion(compat.column(raw).cast("string"), can_fail=False, text_source=False)
     nested = _NESTED.get(type(declared))
     if nested is not None:
-        return nested(raw, raw_type, declared)
+        return nested(raw, raw_type, declared, formats or {})
     typed = compat.try_cast(raw, declared)
     if _drops_digits(raw_type, declared):
         # try_cast truncates 1.5 to the int 1 and rounds 1.2345 to decimal(10,2) 1.23: such a value does not convert
@@ -171,41 +173,42 @@ def _never(declared: DataType) -> Conversion:
     return Conversion(F.lit(None).cast(declared), can_fail=True, text_source=False)
 
 
-def _from_text(raw: str | Column, declared: DataType, date_format: str | None) -> Column:
+def _from_text(raw: str | Column, declared: DataType, date_format: str | None,
+               formats: Mapping[str, str] | None) -> Column:
     """A text value parsed as `declared` (null when it does not parse)."""
     if isinstance(declared, DateType):
         return parse_date(raw, date_format)
     if isinstance(declared, (TimestampType, TimestampNTZType)):
         return parse_timestamp(raw, date_format).cast(declared)
     if isinstance(declared, (ArrayType, MapType, StructType)):
-        return _from_json(compat.column(raw), declared)
+        return _from_json(compat.column(raw), declared, formats)
     return compat.try_cast(raw, declared)
 
 
 _CORRUPT = "dqgov_corrupt_record"  # no `__dq_` prefix: the manifest refuses text naming the engine's stage
 
 
-def _from_json(raw: Column, declared: DataType) -> Column:
+def _from_json(raw: Column, declared: DataType, formats: Mapping[str, str] | None) -> Column:
     """JSON text as `declared`: parsed with every scalar read as text, then converted like any nested value, so
     `{"a": "x"}` for `struct<a:int>` is a violation instead of a silent null field; text that is not a JSON
     object (Spark's permissive parser gives a struct of nulls for it) is null."""
-    text_type = _as_text(declared)
+    text_type = as_text(declared)
     if not isinstance(text_type, StructType):
         return convert(F.from_json(raw, text_type, {"mode": "PERMISSIVE"}), text_type, declared).typed
     schema = StructType([*text_type.fields, StructField(_CORRUPT, StringType(), True)])
     parsed = F.from_json(raw, schema, {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT})
     return F.when(parsed.getField(_CORRUPT).isNotNull(), F.lit(None)).otherwise(
-        convert(parsed, text_type, declared).typed)
+        convert(parsed, text_type, declared, formats=formats).typed)
 
 
-def _as_text(data_type: DataType) -> DataType:
-    """`data_type` with every scalar as string (JSON keys are text too)."""
+def as_text(data_type: DataType) -> DataType:
+    """`data_type` with every scalar as string (JSON keys are text too): how JSON text is read before converting."""
     if isinstance(data_type, StructType):
-        return StructType([StructField(f.name, _as_text(f.dataType), True) for f in data_type.fields])
+        return StructType([StructField(f.name, as_text(f.dataType), True) for f in data_type.fields])
     if isinstance(data_type, ArrayType):
-        return ArrayType(_as_text(data_type.elementType), True)
+        return ArrayType(as_text(data_type.elementType), True)
     if isinstance(data_type, MapType):
-        return MapType(StringType(), _as_text(data_type.valueType), True)
+        return MapType(StringType(), as_text(data_type.valueType), True)
     return StringType()
 
 
@@ -221,14 +224,16 @@ def _failure(conversion: Conversion, raw: Column) -> Column | None:
     return conversion.violation(raw, conversion.typed) if conversion.can_fail else None
 
 
-def _struct(raw: str | Column, raw_type: StructType, declared: StructType) -> Conversion:
-    """Field by field, by name; a field that does not convert nulls the struct."""
+def _struct(raw: str | Column, raw_type: StructType, declared: StructType, formats: Mapping[str, str]) -> Conversion:
+    """Field by field, by name, each with its date format; a field that does not convert nulls the struct."""
     parts: list[Column] = []
     failures: list[Column] = []
     for target in declared.fields:
         source = _source_field(raw_type, target.name)
         inner = f"{raw}.{quote_identifier(source.name)}" if isinstance(raw, str) else raw.getField(source.name)
-        child = convert(inner, source.dataType, target.dataType)
+        below = {path[len(target.name) + 1:]: fmt for path, fmt in formats.items()
+                 if path.startswith(target.name + ".")}
+        child = convert(inner, source.dataType, target.dataType, formats.get(target.name), below)
         parts.append(child.typed.alias(target.name))
         failure = _failure(child, compat.column(inner))
         if failure is not None:
@@ -242,8 +247,9 @@ def _elements(element_type: DataType, declared_element: DataType) -> Conversion:
     return convert(F.lit(None).cast(element_type), element_type, declared_element)
 
 
-def _array(raw: str | Column, raw_type: ArrayType, declared: ArrayType) -> Conversion:
-    """Element by element; an element that does not convert nulls the array."""
+def _array(raw: str | Column, raw_type: ArrayType, declared: ArrayType, _formats: Mapping[str, str]) -> Conversion:
+    """Element by element (with ISO dates: a contract names no element's format); an element that does not
+    convert nulls the array."""
     probe = _elements(raw_type.elementType, declared.elementType)
     value = compat.column(raw)
 
@@ -258,7 +264,7 @@ def _array(raw: str | Column, raw_type: ArrayType, declared: ArrayType) -> Conve
                       text_source=False)
 
 
-def _map(raw: str | Column, raw_type: MapType, declared: MapType) -> Conversion:
+def _map(raw: str | Column, raw_type: MapType, declared: MapType, _formats: Mapping[str, str]) -> Conversion:
     """Keys and values one by one; one that does not convert nulls the map (before a null key could be built)."""
     value = compat.column(raw)
     keys = _elements(raw_type.keyType, declared.keyType)
@@ -294,4 +300,4 @@ def _map(raw: str | Column, raw_type: MapType, declared: MapType) -> Conversion:
     return Conversion(_guarded(value, converted, failures), can_fail=bool(failures), text_source=False)
 
 
-_NESTED = {StructType: _struct, ArrayType: _array, MapType: _map}
+_NESTED: dict[type, Any] = {StructType: _struct, ArrayType: _array, MapType: _map}

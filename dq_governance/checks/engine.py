@@ -36,6 +36,7 @@ from pyspark.sql.types import (
     DateType,
     DoubleType,
     NumericType,
+    StringType,
     StructType,
     TimestampNTZType,
     TimestampType,
@@ -297,9 +298,32 @@ class BuildContext:
         if spec is not None and casting.same_type(spec.declared, declared) and spec.date_format == date_format:
             raw = q(spec.raw_alias) if spec.raw_alias else q(column)
             return spec.conversion.violation(raw, q(column))
-        raw = q(spec.raw_alias) if spec and spec.raw_alias else self.col(column)
-        conversion = casting.convert(raw, self._raw_type(column), declared, date_format)
+        nested = self._nested_raw(column)
+        if nested is not None:  # a struct's field: judged on its raw value, as its struct's conversion read it
+            raw, raw_type = nested
+        else:
+            raw, raw_type = q(spec.raw_alias) if spec and spec.raw_alias else self.col(column), self._raw_type(column)
+        conversion = casting.convert(raw, raw_type, declared, date_format)
         return conversion.violation(raw, conversion.typed)
+
+    def _nested_raw(self, column: str) -> tuple[Column, DataType] | None:
+        """The raw value and input type of a dotted path inside a contract struct, or None for other columns."""
+        if column in self._columns:
+            return None
+        top = next((name for name in self.fields if column.startswith(name + ".")), None)
+        if top is None or top not in self.input_schema.names:
+            return None
+        spec = self.fields[top]
+        value = q(spec.raw_alias) if spec.raw_alias else q(top)
+        data_type: DataType = self.input_schema[top].dataType
+        if isinstance(data_type, StringType) and isinstance(spec.declared, StructType):  # JSON text
+            data_type = casting.as_text(spec.declared)
+            value = F.from_json(value, data_type)
+        for part in column[len(top) + 1:].split("."):
+            if not isinstance(data_type, StructType) or part not in data_type.names:
+                return None
+            value, data_type = value.getField(part), data_type[part].dataType
+        return value, data_type
 
     def never_converts(self, column: str, data_type: str) -> str | None:
         """Why no value of the column's input type converts to `data_type`, or None."""
@@ -599,7 +623,8 @@ def _stage(df: DataFrame, contract: Contract) -> tuple[DataFrame, dict[str, _Fie
             columns.append(q(name))
             continue
         declared = casting.parse_type(spec.type, f"schema.fields.{name}.type")
-        conversion = casting.convert(q(name), struct_field.dataType, declared, spec.date_format)
+        conversion = casting.convert(q(name), struct_field.dataType, declared, spec.date_format,
+                                     _nested_formats(spec.fields))
         raw_alias = f"__dq_raw{position}" if conversion.changes else None
         columns.append(conversion.typed.alias(name) if conversion.changes else q(name))
         if raw_alias:
@@ -607,6 +632,17 @@ def _stage(df: DataFrame, contract: Contract) -> tuple[DataFrame, dict[str, _Fie
         fields[name] = _Field(name, declared, conversion, raw_alias, spec.date_format, spec.pii)
     converted = any(spec.raw_alias for spec in fields.values())
     return (df.select(*columns) if converted else df), fields  # nothing to convert: no projection to analyse
+
+
+def _nested_formats(fields: list[Any] | None, prefix: str = "") -> dict[str, str]:
+    """The date formats of a struct's nested fields, by dotted path below the struct."""
+    found: dict[str, str] = {}
+    for spec in fields or []:
+        path = prefix + spec.name
+        if spec.date_format:
+            found[path] = spec.date_format
+        found.update(_nested_formats(spec.fields, path + "."))
+    return found
 
 
 def _join_flags(ctx: BuildContext, stage: DataFrame, cached: list[DataFrame]) -> DataFrame:
