@@ -60,12 +60,6 @@ def test_struct_with_other_field_names_violates_on_every_present_row(spark):
     assert valid == {3: None}
 
 
-def test_struct_declared_as_string_is_a_violation_not_its_display_text(spark):
-    rule, valid, quarantined = checked(spark, "person", "string")
-    assert rule["failed_count"] == 2 and quarantined == [1, 2]
-    assert rule["expected"] == "type string; struct<first:string,last:string> never converts to string"
-
-
 def test_nested_text_field_that_does_not_parse_nulls_and_flags_its_struct(spark):
     rule, valid, quarantined = checked(spark, "boxed", "struct<n:int>")
     assert rule["failed_count"] == 1 and quarantined == [2]
@@ -125,17 +119,31 @@ def test_json_text_array_and_map_convert_their_elements(spark):
         result.release()
 
 
-def test_array_element_that_never_converts_names_the_element(spark):
-    rule, _, quarantined = checked(spark, "numbers", "array<date>")
+@pytest.mark.parametrize(("column", "data_type", "reason"), [
+    ("person", "string", "struct<first:string,last:string> never converts to string"),  # not its display text
+    ("numbers", "array<date>", "an element: int never converts to date"),
+    ("day", "int", "date never converts to int"),  # Spark's analyser would fail the whole run
+])
+def test_a_type_that_never_converts_violates_on_every_present_row_and_says_why(spark, column, data_type, reason):
+    rule, valid, quarantined = checked(spark, column, data_type)
     assert rule["failed_count"] == 2 and quarantined == [1, 2]
-    assert rule["expected"] == "type array<date>; an element: int never converts to date"
-
-
-def test_incompatible_atomic_types_violate_instead_of_failing_the_plan(spark):
-    rule, valid, quarantined = checked(spark, "day", "int")
-    assert rule["failed_count"] == 2 and quarantined == [1, 2]
-    assert rule["expected"] == "type int; date never converts to int"
+    assert rule["expected"] == f"type {data_type}; {reason}"
     assert valid == {3: None}
+
+
+def test_a_struct_field_that_never_converts_is_named_by_both_rules(spark):
+    frame = spark.sql("select 1 as id, named_struct('d', date'2024-01-31') as c union all select 2, null")
+    doc = Contract.model_validate({
+        "contract": {"name": "t", "version": "1.0.0"}, "dataset": {"name": "t"},
+        "schema": {"fields": [{"name": "id", "type": "int"},
+                              {"name": "c", "type": "struct<d:int>", "fields": [{"name": "d", "type": "int"}]}]}})
+    result = dq.check(frame, doc)
+    try:
+        rules = {r.name: (r.failed_count, r.expected) for r in result.rules}
+        assert rules["c_type"] == (1, "type struct<d:int>; field d: date never converts to int")
+        assert rules["c.d_type"] == (1, "type int; date never converts to int")
+    finally:
+        result.release()
 
 
 def test_compatible_nested_widening_passes(spark):

@@ -327,7 +327,9 @@ class BuildContext:
 
     def never_converts(self, column: str, data_type: str) -> str | None:
         """Why no value of the column's input type converts to `data_type`, or None."""
-        return casting.never_converts(self._raw_type(column), casting.parse_type(data_type, f"{column}_type"))
+        nested = self._nested_raw(column)
+        raw_type = nested[1] if nested is not None else self._raw_type(column)
+        return casting.never_converts(raw_type, casting.parse_type(data_type, f"{column}_type"))
 
     def _raw_type(self, column: str) -> DataType:
         return self.input_schema[column].dataType if column in self.input_schema.names else self.dtype(column)
