@@ -170,6 +170,26 @@ def test_a_number_that_would_lose_fractional_digits_does_not_convert(spark):
         result.release()
 
 
+@pytest.mark.parametrize(("data_type", "failing", "valid"), [
+    # row 10 has a nonzero 18th fractional digit: below precision 18 the check reads 18 digits in all
+    ("decimal(12,2)", [1, 3, 7, 9], {2: "1.23", 4: "100.00", 8: "-0.50", 10: "1.23"}),
+    ("decimal(38,2)", [1, 3, 7, 10], {2: "1.23", 4: "100.00", 8: "-0.50", 9: "12345678901.50"}),  # no wider decimal
+    ("decimal(4,2)", [1, 3, 4, 7, 9], {2: "1.23", 8: "-0.50", 10: "1.23"}),
+    ("decimal(10,0)", [1, 2, 3, 7, 8, 9, 10], {4: "100"}),
+])
+def test_decimal_text_with_more_fractional_digits_than_the_scale_does_not_convert(spark, data_type, failing, valid):
+    frame = spark.sql("""select * from values (1, '1.234'), (2, '1.2300'), (3, ' 99.995 '), (4, '1e2'), (5, ''),
+        (6, null), (7, 'x'), (8, '-0.5'), (9, '12345678901.5'), (10, '1.230000000000000001') as t(id, v)""")
+    result = dq.check(frame, contract("v", data_type))
+    try:
+        assert {r.name: r.failed_count for r in result.rules}["v_type"] == len(failing)
+        assert sorted(r["id"] for r in result.quarantine_df.collect()) == failing
+        kept = {r["id"]: r["v"] for r in result.valid_df.collect()}
+        assert kept == {**{k: Decimal(v) for k, v in valid.items()}, 5: None, 6: None}
+    finally:
+        result.release()
+
+
 def test_a_double_declared_decimal_rounds_to_the_scale(spark):
     frame = spark.sql("select * from values (1, 1.005d), (2, 0.1d + 0.2d) as t(id, v)")
     result = dq.check(frame, contract("v", "decimal(10,2)"))
