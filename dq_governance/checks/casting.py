@@ -110,8 +110,8 @@ def never_converts(raw_type: DataType, declared: DataType) -> str | None:
     raw_kind, declared_kind = _kind(raw_type), _kind(declared)
     if None in (raw_kind, declared_kind) or "other" in (raw_kind, declared_kind) or raw_kind == "string":
         return None  # text parses; a type outside the table (variant, intervals) is Spark's to judge
-    if declared_kind in _NO_CAST.get(raw_kind, ()) or (raw_kind in _COMPLEX or declared_kind in _COMPLEX) and (
-            raw_kind != declared_kind):
+    other_shape = raw_kind != declared_kind and (raw_kind in _COMPLEX or declared_kind in _COMPLEX)
+    if other_shape or declared_kind in _NO_CAST.get(raw_kind, ()):
         return f"{raw_type.simpleString()} never converts to {declared.simpleString()}"
     return _nested_never(raw_type, declared)
 
@@ -151,8 +151,7 @@ _NO_CAST: dict[str, frozenset[str]] = {
     "timestamp": frozenset({"boolean", "binary"}),
     "timestamp_ntz": frozenset({"boolean", "numeric", "binary"}),
     "binary": frozenset({"boolean", "numeric", "date", "timestamp", "timestamp_ntz"}),
-    "struct": frozenset({"string"}), "array": frozenset({"string"}), "map": frozenset({"string"}),
-}  # fmt: skip
+}  # fmt: skip (a struct, array or map converts only to its own kind)
 _COMPLEX = ("struct", "array", "map")
 _KINDS: tuple[tuple[type, str], ...] = (
     (StringType, "string"), (BooleanType, "boolean"), (NumericType, "numeric"), (DateType, "date"),
@@ -270,18 +269,24 @@ def _elements(element_type: DataType, declared_element: DataType) -> Conversion:
     return convert(F.lit(None).cast(element_type), element_type, declared_element)
 
 
+def _each(element_type: DataType, declared_element: DataType) -> tuple[Any, Any]:
+    """(typed, failed): one element, key or value (a lambda variable) converted, and whether it did not convert."""
+
+    def typed(x: Column) -> Column:
+        return convert(x, element_type, declared_element).typed
+
+    def failed(x: Column) -> Column:
+        return _failure(convert(x, element_type, declared_element), x)
+
+    return typed, failed
+
+
 def _array(raw: str | Column, raw_type: ArrayType, declared: ArrayType, _formats: Mapping[str, str]) -> Conversion:
     """Element by element (with ISO dates: a contract names no element's format); an element that does not
     convert nulls the array."""
     probe = _elements(raw_type.elementType, declared.elementType)
     value = compat.column(raw)
-
-    def typed(x: Column) -> Column:
-        return convert(x, raw_type.elementType, declared.elementType).typed
-
-    def failed(x: Column) -> Column:
-        return _failure(convert(x, raw_type.elementType, declared.elementType), x)
-
+    typed, failed = _each(raw_type.elementType, declared.elementType)
     failures = [F.exists(value, failed)] if probe.can_fail else []
     return Conversion(_guarded(value, F.transform(value, typed), failures), can_fail=probe.can_fail,
                       text_source=False)
@@ -290,36 +295,23 @@ def _array(raw: str | Column, raw_type: ArrayType, declared: ArrayType, _formats
 def _map(raw: str | Column, raw_type: MapType, declared: MapType, _formats: Mapping[str, str]) -> Conversion:
     """Keys and values one by one; one that does not convert nulls the map (before a null key could be built)."""
     value = compat.column(raw)
-    keys = _elements(raw_type.keyType, declared.keyType)
-    values = _elements(raw_type.valueType, declared.valueType)
     converted = value
     failures: list[Column] = []
-    if keys.changes:
-        def key(k: Column, _v: Column) -> Column:
-            return convert(k, raw_type.keyType, declared.keyType).typed
-
-        def bad_key(k: Column) -> Column:
-            return _failure(convert(k, raw_type.keyType, declared.keyType), k)
-
-        def typed_key(k: Column) -> Column:
-            return convert(k, raw_type.keyType, declared.keyType).typed
-
-        converted = F.transform_keys(converted, key)
-        if keys.can_fail:
-            failures.append(F.exists(F.map_keys(value), bad_key))
+    keys_probe = _elements(raw_type.keyType, declared.keyType)
+    if keys_probe.changes:
+        typed_key, failed_key = _each(raw_type.keyType, declared.keyType)
+        converted = F.transform_keys(converted, lambda k, _v: typed_key(k))
+        keys = F.map_keys(value)
+        if keys_probe.can_fail:
+            failures.append(F.exists(keys, failed_key))
         # keys that become equal ('1' and '01' as int) would fail the whole pass on a duplicate map key
-        raw_keys = F.map_keys(value)
-        failures.append(F.size(F.array_distinct(F.transform(raw_keys, typed_key))) != F.size(raw_keys))
-    if values.changes:
-        def item(_k: Column, v: Column) -> Column:
-            return convert(v, raw_type.valueType, declared.valueType).typed
-
-        def bad_value(v: Column) -> Column:
-            return _failure(convert(v, raw_type.valueType, declared.valueType), v)
-
-        converted = F.transform_values(converted, item)
-        if values.can_fail:
-            failures.append(F.exists(F.map_values(value), bad_value))
+        failures.append(F.size(F.array_distinct(F.transform(keys, typed_key))) != F.size(keys))
+    values_probe = _elements(raw_type.valueType, declared.valueType)
+    if values_probe.changes:
+        typed_value, failed_value = _each(raw_type.valueType, declared.valueType)
+        converted = F.transform_values(converted, lambda _k, v: typed_value(v))
+        if values_probe.can_fail:
+            failures.append(F.exists(F.map_values(value), failed_value))
     return Conversion(_guarded(value, converted, failures), can_fail=bool(failures), text_source=False)
 
 
