@@ -1,12 +1,15 @@
 """What the exact text-to-decimal conversion costs against the plain `try_cast` it replaced, in one process.
 
-    python benchmarks/bench_text_decimal.py [--rows 2000000] [--repeat 5] [--type decimal(12,2)]
+    python benchmarks/bench_text_decimal.py [--rows 2000000] [--repeat 5] [--type decimal(12,2)] [--millions]
 
-Cached text rows (`1234.56`-like, one in 100 with a third fractional digit), then per round one aggregation of
-the converted values' count and sum: `baseline` converts with `try_cast(v AS <type>)` (which rounds the third
-digit away), `exact` with `casting.convert` (the engine's conversion: a wide parse, the narrow cast, a
-comparison). Prints one JSON object: the median seconds of each and the median per-round ratio exact /
-baseline, and the rows each left null (the third-digit rows for `exact`).
+Cached text rows (`1234.56`-like, or `1234567.89`-like with `--millions`, one in 100 with a third fractional
+digit), then per round one aggregation of the converted values' count and sum: `baseline` converts with
+`try_cast(v AS <type>)` (which rounds the third digit away), `exact` with `casting.convert` (the engine's
+conversion: a wide parse, the narrow cast, a comparison, and a byte-length and exponent test that sends text the
+wide parse may not have read whole to a digit count). `--millions` makes the text longer than decimal(12,2)'s
+wide parse reads, so its integer digits are what lets it through. Prints one JSON object: the median seconds of
+each and the median per-round ratio exact / baseline, and the rows each left null (the third-digit rows for
+`exact`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--type", default="decimal(12,2)")
+    parser.add_argument("--millions", action="store_true")
     args = parser.parse_args()
 
     from dq_governance.checks import casting, compat
@@ -34,7 +38,7 @@ def main() -> None:
     spark = SparkSession.builder.master("local[2]").appName("bench_text_decimal").getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     cents = (F.col("id") * 7919) % 10_000_000
-    whole = (cents / 100).cast("long")
+    whole = (cents / 100).cast("long") * (1000 if args.millions else 1) + (1_000_000 if args.millions else 0)
     third = (F.col("id") / 100 % 9 + 1).cast("long")  # a nonzero third fractional digit
     text = F.when(F.col("id") % 100 == 0, F.format_string("%d.%02d%d", whole, cents % 100, third)).otherwise(
         F.format_string("%d.%02d", whole, cents % 100))
@@ -58,7 +62,7 @@ def main() -> None:
             took, nulls[name] = timed(name)
             seconds[name].append(took)
     ratios = [e / b for e, b in zip(seconds["exact"], seconds["baseline"])]
-    print(json.dumps({"rows": args.rows, "type": args.type,
+    print(json.dumps({"rows": args.rows, "type": args.type, "millions": args.millions,
                       "seconds": {k: round(statistics.median(v), 3) for k, v in seconds.items()},
                       "ratio_exact_over_baseline": round(statistics.median(ratios), 3), "null_rows": nulls}))
     spark.stop()

@@ -32,13 +32,13 @@ SPARK_40 = pyspark.__version__.startswith("4.0")
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
 #: same-pass rule types on the edge cases the engine's tests use (nulls, blanks, bad dates, non-ASCII text)
-PARITY_CSV = """id,name,email,cpf,amount,day,code,note,stamp,born
-1,Ana,ana@example.com,529.982.247-25,10.5,2026-11-01,K1,ok,01/11/2026 10:00:00,1/11/2026
-2,  ,bad-email,111.111.111-11,-3,2026-02-30,K9,,01/01/+999999 00:00:00,1/1/999999
-3,,,,,,,,,
-4,José Ñandú,jose@exemplo.com.br,12345678909,1e3,01/11/2026,k1,çãõ,31/02/2026 10:00:00,31/2/2026
-5,Zoë,zoe@@x.org,529.982.247-2X,abc,2026-13-01,K0,   ,01/01/+99999 00:00:00,5/5/99999
-6,Łukasz,lukasz@example.pl,52998224725,99999,2026-11-31,K2,ok,1/1/2026 10:00:00,x
+PARITY_CSV = """id,name,email,cpf,amount,day,code,note,stamp,born,price
+1,Ana,ana@example.com,529.982.247-25,10.5,2026-11-01,K1,ok,01/11/2026 10:00:00,1/11/2026,10.50
+2,  ,bad-email,111.111.111-11,-3,2026-02-30,K9,,01/01/+999999 00:00:00,1/1/999999,1.234
+3,,,,,,,,,,
+4,José Ñandú,jose@exemplo.com.br,12345678909,1e3,01/11/2026,k1,çãõ,31/02/2026 10:00:00,31/2/2026,1.5E-20
+5,Zoë,zoe@@x.org,529.982.247-2X,abc,2026-13-01,K0,   ,01/01/+99999 00:00:00,5/5/99999,1.230000000000000001
+6,Łukasz,lukasz@example.pl,52998224725,99999,2026-11-31,K2,ok,1/1/2026 10:00:00,x,-1.5E1
 """
 PARITY_CONTRACT = {
     "contract": {"name": "parity", "version": "1.0.0", "owner": "team:qa"},
@@ -55,6 +55,8 @@ PARITY_CONTRACT = {
         # a year past the pattern parser's range (row 2) aborted the user's write through the compiled checks
         {"name": "stamp", "type": "timestamp", "date_format": "dd/MM/yyyy HH:mm:ss"},
         {"name": "born", "type": "string", "format": "date", "date_format": "d/M/y"},
+        # decimal text with digits past the scale: a long fraction (row 5) or an exponent form (row 4)
+        {"name": "price", "type": "decimal(10,2)", "minimum": 0},
     ]},
     "quality": {"on_failure": "warn", "rules": [
         {"type": "regex", "column": "code", "pattern": "^K[0-9]$"},
@@ -558,6 +560,7 @@ def test_parity_every_same_pass_rule_type_counts_as_the_engine_does(spark, work)
     assert sum(1 for v in ours.values() if v[0]) >= 10  # the edge cases do fail most rules
     # rows 2, 4 and 6 each: an overflowing year, an impossible date, a day of one digit / no date
     assert (ours["stamp_type"][0], ours["born_format"][0]) == (3, 3)
+    assert (ours["price_type"][0], ours["price_range"][0]) == (3, 1)  # rows 2, 4, 5; row 6 is -15
     assert ours["day_not_past"][0] == 1  # row 1's day, 2026-11-01
     assert ours["code_listed"][0] == 1  # row 4's lower-case k1
     # blanks and non-ASCII letters: rows 2, 4, 5, 6 for name; rows 4 and 5 for note
@@ -568,7 +571,9 @@ def test_parity_every_same_pass_rule_type_counts_as_the_engine_does(spark, work)
     # a CSV scan has no whole-stage code here: the tally runs its predicate in an iterator of its own (TallyExec)
     assert _tally_runners(event_log) == {"WriteFiles"}
     assert "ascii_regex(^K[0-9]$).find(cast(code" in plans[-1]
-    assert plans[-1].count("ascii_regex(") == 8
+    # eight pattern rules, and two patterns in each of the price's type and range rules (its decimal text is
+    # checked for a digit past the scale, and an exponent form's digits counted: casting._text_decimal)
+    assert plans[-1].count("ascii_regex(") == 8 + 2 * 2
     assert plans[-1].count("RLIKE(") == plans[-1].count(r"^(.)\1*$)") == 1
     # a length bound is tried on the text's byte length first (LengthRewrite): the names' count above includes
     # "Łukasz", 7 bytes and 6 letters, within max 6

@@ -171,21 +171,40 @@ def test_a_number_that_would_lose_fractional_digits_does_not_convert(spark):
 
 
 @pytest.mark.parametrize(("data_type", "failing", "valid"), [
-    # row 10 has a nonzero 18th fractional digit: below precision 18 the check reads 18 digits in all
-    ("decimal(12,2)", [1, 3, 7, 9], {2: "1.23", 4: "100.00", 8: "-0.50", 10: "1.23"}),
-    ("decimal(38,2)", [1, 3, 7, 10], {2: "1.23", 4: "100.00", 8: "-0.50", 9: "12345678901.50"}),  # no wider decimal
-    ("decimal(4,2)", [1, 3, 4, 7, 9], {2: "1.23", 8: "-0.50", 10: "1.23"}),
-    ("decimal(10,0)", [1, 2, 3, 7, 8, 9, 10], {4: "100"}),
+    # row 10's 18th fractional digit and row 11's exponent are past the scale however the text is read
+    ("decimal(12,2)", [1, 3, 7, 9, 10, 11], {2: "1.23", 4: "100.00", 8: "-0.50", 12: "15.00", 13: "0.00"}),
+    ("decimal(20,2)", [1, 3, 7, 10, 11], {2: "1.23", 4: "100.00", 8: "-0.50", 9: "12345678901.50", 12: "15.00",
+                                          13: "0.00"}),
+    ("decimal(38,2)", [1, 3, 7, 10, 11], {2: "1.23", 4: "100.00", 8: "-0.50", 9: "12345678901.50", 12: "15.00",
+                                          13: "0.00"}),  # no wider decimal
+    ("decimal(4,2)", [1, 3, 4, 7, 9, 10, 11], {2: "1.23", 8: "-0.50", 12: "15.00", 13: "0.00"}),
+    ("decimal(10,0)", [1, 2, 3, 7, 8, 9, 10, 11], {4: "100", 12: "15", 13: "0"}),
 ])
 def test_decimal_text_with_more_fractional_digits_than_the_scale_does_not_convert(spark, data_type, failing, valid):
     frame = spark.sql("""select * from values (1, '1.234'), (2, '1.2300'), (3, ' 99.995 '), (4, '1e2'), (5, ''),
-        (6, null), (7, 'x'), (8, '-0.5'), (9, '12345678901.5'), (10, '1.230000000000000001') as t(id, v)""")
+        (6, null), (7, 'x'), (8, '-0.5'), (9, '12345678901.5'), (10, '1.230000000000000001'),
+        (11, '15E-3'), (12, '1.5E1'), (13, '0E-10') as t(id, v)""")
     result = dq.check(frame, contract("v", data_type))
     try:
         assert {r.name: r.failed_count for r in result.rules}["v_type"] == len(failing)
         assert sorted(r["id"] for r in result.quarantine_df.collect()) == failing
         kept = {r["id"]: r["v"] for r in result.valid_df.collect()}
         assert kept == {**{k: Decimal(v) for k, v in valid.items()}, 5: None, 6: None}
+    finally:
+        result.release()
+
+
+def test_long_decimal_text_is_read_to_its_last_digit(spark):
+    # decimal(12,2) parses text wide as decimal(18,8): a text longer than that is read whole only when its
+    # integer digits account for the extra bytes; else its digits are counted (rows 2 and 3 round to 10.00 and
+    # 1000000.00000000 in the wide parse)
+    frame = spark.sql("""select * from values (1, '12345678.50'), (2, '9.9999999999'), (3, '1000000.000000001'),
+        (4, '1234567.891'), (5, '-12345678.5000000000'), (6, '0000000001.25') as t(id, v)""")
+    result = dq.check(frame, contract("v", "decimal(12,2)"))
+    try:
+        assert {r.name: r.failed_count for r in result.rules}["v_type"] == 3
+        kept = {r["id"]: r["v"] for r in result.valid_df.collect()}
+        assert kept == {1: Decimal("12345678.50"), 5: Decimal("-12345678.50"), 6: Decimal("1.25")}
     finally:
         result.release()
 

@@ -187,24 +187,55 @@ def _from_text(raw: str | Column, declared: DataType, date_format: str | None,
 
 
 def _text_decimal(raw: str | Column, declared: DecimalType) -> Column:
-    """Text as decimal(p,s), null when it has more fractional digits than s (try_cast would round "1.234" to 1.23):
-    parsed with the same integer digits and the spare digits (to 18 in all below precision 18, else 38) as scale,
-    then kept only if s digits hold it unchanged."""
+    """Text as decimal(p,s), null when its value has more fractional digits than s (try_cast would round "1.234"
+    to 1.23): parsed with the same integer digits and the spare digits (to 18 in all below precision 18, else 38)
+    as scale, and kept if s digits hold it unchanged; text longer than the wide scale can read, or in exponent
+    form, has its fractional digits counted on the text itself."""
+    text = compat.column(raw)
+    plain = ~(text.contains("e") | text.contains("E"))
+    digit_past_scale = text.rlike(rf"^\s*[+-]?[0-9]*\.[0-9]{{{declared.scale}}}[0-9]*[1-9][0-9]*\s*$")
+    within_scale = F.when(plain, ~digit_past_scale).otherwise(_fraction_digits(text) <= declared.scale)
+    if declared.precision == 38:  # no wider decimal
+        return F.when(within_scale, compat.try_cast(raw, declared))
     whole = declared.precision - declared.scale
-    if declared.precision < 38:
-        # below 18 digits a decimal is a long, and a 38-digit parse (a BigDecimal) made the conversion 2.9 times
-        # slower (benchmarks/bench_text_decimal.py): there the check reads 18 digits in all
-        wide_type = DecimalType(18, 18 - whole) if declared.precision < 18 else DecimalType(38, 38 - whole)
-        # SQL text stays SQL text (one JVM call, any version or session kind); the wide type holds every value
-        # the narrow one does, so comparing them never overflows (rounding 99.995 up to 100.00 in decimal(4,2)
-        # makes the narrow value null, not an error)
-        wide_sql = f"try_cast({raw} AS {wide_type.simpleString()})" if isinstance(raw, str) else None
-        wide = F.expr(wide_sql) if wide_sql else compat.try_cast(raw, wide_type)
-        narrow = compat.try_cast(wide_sql or wide, declared)
-        return F.when(narrow == wide, narrow)
-    # no wider decimal: a plain decimal text with a nonzero digit past the scale (exponent forms round)
-    extra = compat.column(raw).rlike(rf"^\s*[+-]?[0-9]*\.[0-9]{{{declared.scale}}}[0-9]*[1-9][0-9]*\s*$")
-    return F.when(~extra, compat.try_cast(raw, declared))
+    # below 18 digits a decimal is a long, and a 38-digit parse (a BigDecimal) made the conversion 2.9 times
+    # slower (benchmarks/bench_text_decimal.py): there the wide parse reads 18 digits in all
+    wide_type = DecimalType(18, 18 - whole) if declared.precision < 18 else DecimalType(38, 38 - whole)
+    # SQL text stays SQL text (one JVM call, any version or session kind); the wide type holds every value the
+    # narrow one does, so comparing them never overflows (rounding 99.995 up to 100.00 in decimal(4,2) makes the
+    # narrow value null, not an error)
+    wide_sql = f"try_cast({raw} AS {wide_type.simpleString()})" if isinstance(raw, str) else None
+    wide = F.expr(wide_sql) if wide_sql else compat.try_cast(raw, wide_type)
+    narrow = compat.try_cast(wide_sql or wide, declared)
+    # plain text has at most (its bytes - 1 - its integer digits) fractional digits: within the wide scale, the
+    # wide parse read them all. The comparison stays the outer condition so Spark parses the text once (inside a
+    # branch it parsed it three times: 3x).
+    length = F.octet_length(text)
+    read_whole = F.when(length <= wide_type.scale + 1, F.lit(True))
+    if declared.precision < 18:
+        # a value above 10^(k-1) has k integer digits at least, so text k bytes longer than the scale + 1 is read
+        # whole when its value is; no byte is searched (a regex per row cost 3x, instr or log10 2x). Past the
+        # array's end `get` is null: the digits are counted on the text.
+        powers = F.array(*[F.lit(10 ** k) for k in range(whole)])
+        read_whole = read_whole.otherwise(F.abs(wide.cast("long")) > F.get(powers, length - (wide_type.scale + 2)))
+    read_whole = plain & read_whole
+    return F.when(narrow == wide, F.when(read_whole, narrow).when(within_scale, narrow))
+
+
+#: a decimal text as Spark's cast reads it (Java's BigDecimal after trimming): integer digits, fraction, exponent
+_DECIMAL_TEXT = r"^\s*[+-]?([0-9]*)(?:[.]([0-9]*))?(?:[eE]([+-]?[0-9]{1,9}))?\s*$"
+
+
+def _fraction_digits(text: Column) -> Column:
+    """How many fractional digits a decimal text's value has (`"1.2300"` 2, `"15E-3"` 3, `"1.5E2"` 0), counted
+    on the text so no parse can round them away; null when the text is not a plain or exponent decimal."""
+    digits = F.concat(F.regexp_extract(text, _DECIMAL_TEXT, 1), F.regexp_extract(text, _DECIMAL_TEXT, 2))
+    significant = F.regexp_replace(digits, "0+$", "")
+    exponent_text = F.regexp_extract(text, _DECIMAL_TEXT, 3)
+    exponent = F.when(exponent_text == "", F.lit(0)).otherwise(exponent_text.cast("int"))  # 9 digits: no overflow
+    places = F.length(F.regexp_extract(text, _DECIMAL_TEXT, 2)) - (F.length(digits) - F.length(significant))
+    counted = F.when(significant == "", F.lit(0)).otherwise(places - exponent)  # zero has none
+    return F.when(text.rlike(_DECIMAL_TEXT), counted)
 
 
 _CORRUPT = "dqgov_corrupt_record"  # no `__dq_` prefix: the manifest refuses text naming the engine's stage

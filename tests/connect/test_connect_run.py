@@ -5,6 +5,8 @@ Every count is the seed lab's known answer. Run: DQGOV_CONNECT=1 .venv/bin/pytho
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import json
 import logging
 from pathlib import Path
@@ -96,22 +98,25 @@ def test_a_year_the_pattern_parser_overflows_on_is_invalid_on_connect_too(spark)
 def test_structs_convert_by_field_name_and_elements_one_by_one_on_connect(spark):
     from dq_governance.contracts.model import Contract
 
+    # decimal text judged on all its digits: an exponent form (row 1) and a fraction past the wide parse (row 3)
     df = spark.sql("select * from values (1, named_struct('first', 'Ana', 'last', 'Lima'), array('1', 'x'), "
-                   "map('1', '2')), (2, named_struct('first', 'Rui', 'last', 'Dias'), array('3'), map('4', '5')), "
-                   "(3, null, null, map('6', 'y')) as t(id, person, texts, pairs)")
+                   "map('1', '2'), '1.5E-20'), (2, named_struct('first', 'Rui', 'last', 'Dias'), array('3'), "
+                   "map('4', '5'), '12345678.50'), (3, null, null, map('6', 'y'), '9.9999999999') "
+                   "as t(id, person, texts, pairs, price)")
     doc = Contract.model_validate({"contract": {"name": "nested", "version": "1.0.0"}, "dataset": {"name": "n"},
                                    "schema": {"fields": [
                                        {"name": "id", "type": "int"},
                                        {"name": "person", "type": "struct<last:string,first:string>"},
                                        {"name": "texts", "type": "array<int>"},
-                                       {"name": "pairs", "type": "map<int,int>"}]}})
+                                       {"name": "pairs", "type": "map<int,int>"},
+                                       {"name": "price", "type": "decimal(12,2)"}]}})
     result = dq_governance.check(df, doc)
     try:
         found = {r.name: r.failed_count for r in result.rules if r.name.endswith("_type") and r.name != "id_type"}
-        assert found == {"person_type": 0, "texts_type": 1, "pairs_type": 1}
+        assert found == {"person_type": 0, "texts_type": 1, "pairs_type": 1, "price_type": 2}
         valid = result.valid_df.collect()
-        assert [(r["id"], r["person"].asDict(), r["texts"], r["pairs"]) for r in valid] == [
-            (2, {"last": "Dias", "first": "Rui"}, [3], {4: 5})]
+        assert [(r["id"], r["person"].asDict(), r["texts"], r["pairs"], r["price"]) for r in valid] == [
+            (2, {"last": "Dias", "first": "Rui"}, [3], {4: 5}, Decimal("12345678.50"))]
     finally:
         result.release()
 
