@@ -193,8 +193,9 @@ def _text_decimal(raw: str | Column, declared: DecimalType) -> Column:
     form, has its fractional digits counted on the text itself."""
     text = compat.column(raw)
     plain = ~(text.contains("e") | text.contains("E"))
-    digit_past_scale = text.rlike(rf"^\s*[+-]?[0-9]*\.[0-9]{{{declared.scale}}}[0-9]*[1-9][0-9]*\s*$")
-    within_scale = F.when(plain, ~digit_past_scale).otherwise(_fraction_digits(text) <= declared.scale)
+    # matched, not excluded: Java's BigDecimal also reads non-ASCII digits ("١.٢٣٤"), which no count here sees
+    plain_within_scale = text.rlike(rf"^\s*[+-]?[0-9]*(?:\.[0-9]{{0,{declared.scale}}}0*)?\s*$")
+    within_scale = F.when(plain, plain_within_scale).otherwise(_fraction_digits(text) <= declared.scale)
     if declared.precision == 38:  # no wider decimal
         return F.when(within_scale, compat.try_cast(raw, declared))
     whole = declared.precision - declared.scale
