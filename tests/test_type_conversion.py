@@ -194,29 +194,22 @@ def test_decimal_text_with_more_fractional_digits_than_the_scale_does_not_conver
         result.release()
 
 
-def test_long_decimal_text_is_read_to_its_last_digit(spark):
+@pytest.mark.parametrize(("data_type", "values", "failed", "kept"), [
     # decimal(12,2) parses text wide as decimal(18,8): a text longer than that is read whole only when its
     # integer digits account for the extra bytes; else its digits are counted (rows 2 and 3 round to 10.00 and
-    # 1000000.00000000 in the wide parse)
-    frame = spark.sql("""select * from values (1, '12345678.50'), (2, '9.9999999999'), (3, '1000000.000000001'),
-        (4, '1234567.891'), (5, '-12345678.5000000000'), (6, '0000000001.25'),
-        (7, '١٢٣٤٥٦٧٨.٥٠٠٠٠٠٠٠٠١') as t(id, v)""")  # Spark reads Arabic-Indic digits too (and rounded these)
-    result = dq.check(frame, contract("v", "decimal(12,2)"))
+    # 1000000.00000000 in the wide parse). Spark reads Arabic-Indic digits too (row 7), and rounded them.
+    ("decimal(12,2)", """(1, '12345678.50'), (2, '9.9999999999'), (3, '1000000.000000001'), (4, '1234567.891'),
+        (5, '-12345678.5000000000'), (6, '0000000001.25'), (7, '١٢٣٤٥٦٧٨.٥٠٠٠٠٠٠٠٠١')""",
+     4, {1: "12345678.50", 5: "-12345678.50", 6: "1.25"}),
+    # digits other than 0-9 are not counted, so such text is a violation wherever the check counts digits (all
+    # of precision 38), even row 2's exact 1.23, rather than taken on trust: try_cast gives 1.23 for all three
+    ("decimal(38,2)", "(1, '١.٢٣٤'), (2, '١.٢٣'), (3, '١.٢٣٠E٠')", 3, {}),
+])
+def test_decimal_text_is_read_to_its_last_digit(spark, data_type, values, failed, kept):
+    result = dq.check(spark.sql(f"select * from values {values} as t(id, v)"), contract("v", data_type))
     try:
-        assert {r.name: r.failed_count for r in result.rules}["v_type"] == 4
-        kept = {r["id"]: r["v"] for r in result.valid_df.collect()}
-        assert kept == {1: Decimal("12345678.50"), 5: Decimal("-12345678.50"), 6: Decimal("1.25")}
-    finally:
-        result.release()
-
-
-def test_non_ascii_digits_past_the_scale_do_not_convert_at_precision_38(spark):
-    frame = spark.sql("select * from values (1, '١.٢٣٤'), (2, '١.٢٣'), (3, '١.٢٣٠E٠') as t(id, v)")
-    result = dq.check(frame, contract("v", "decimal(38,2)"))
-    try:
-        # digits other than 0-9 are not counted, so such text is a violation wherever the check counts digits,
-        # even row 2's exact 1.23, rather than taken on trust: try_cast gives 1.23 for all three
-        assert {r.name: r.failed_count for r in result.rules}["v_type"] == 3
+        assert {r.name: r.failed_count for r in result.rules}["v_type"] == failed
+        assert {r["id"]: r["v"] for r in result.valid_df.collect()} == {k: Decimal(v) for k, v in kept.items()}
     finally:
         result.release()
 

@@ -5,10 +5,9 @@ Every count is the seed lab's known answer. Run: DQGOV_CONNECT=1 .venv/bin/pytho
 
 from __future__ import annotations
 
-from decimal import Decimal
-
 import json
 import logging
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
