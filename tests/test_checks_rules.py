@@ -304,6 +304,36 @@ def test_reconcile(spark, tmp_path):
     assert not r2.rule("rec_ok").passed and "row count 2 differs from source 3" in r2.rule("rec_ok").message
 
 
+@pytest.mark.parametrize("mode", ["split", "counts"])
+def test_sums_past_float_precision_are_judged_exactly(spark, tmp_path, mode):
+    """A cent on a 17-digit decimal sum, or one on a long past 2^53, is lost as a float: compared exactly."""
+    source = tmp_path / "src.csv"
+    source.write_text("id,amount,units\n1,12345678901234567.80,9007199254740990\n2,0.08,2\n")
+    fields = [{"name": "id", "type": "long"}, {"name": "amount", "type": "decimal(20,2)"},
+              {"name": "units", "type": "long"}]
+    rules = [
+        {"type": "reconcile", "name": "rec", "source": {"path": str(source)}, "sum_columns": ["amount", "units"]},
+        {"type": "reconcile", "name": "rec_cent", "source": {"path": str(source)}, "sum_columns": ["amount"],
+         "tolerance": 0.01},
+        {"type": "sum", "name": "amount_sum", "column": "amount", "must_be": "<= 12345678901234567.88"},
+        {"type": "max", "name": "units_max", "column": "units", "must_be": "between 0 and 9007199254740990"},
+        {"type": "sum", "name": "units_sum", "column": "units", "warn": "= 9007199254740992"},
+    ]
+    r = run(spark, [("1", "12345678901234567.80", "9007199254740991"), ("2", "0.09", "2")],
+            "id string, amount string, units string", fields, rules, mode=mode)
+    rec, cent = r.rule("rec"), r.rule("rec_cent")
+    assert (rec.passed, rec.metric_value, rec.message) == (
+        False, 1.0, "sum(amount) differs from source by 0.01 (tolerance 0); sum(units) differs from source by 1 "
+                    "(tolerance 0)")
+    assert (cent.passed, cent.message) == (True, "matches source")
+    assert (r.rule("amount_sum").passed, r.rule("amount_sum").message) == (
+        False, "sum(amount) 12345678901234567.89 fails must_be <= 12345678901234567.88")
+    assert (r.rule("units_max").passed, r.rule("units_max").message) == (
+        False, "max(units) 9007199254740991 fails must_be between 0 and 9007199254740990")
+    assert (r.rule("units_sum").status, r.rule("units_sum").message) == (
+        "warned", "sum(units) 9007199254740993 outside warn = 9007199254740992")
+
+
 def test_volume_without_and_with_history(spark):
     fields = [{"name": "a", "type": "long"}]
     rows = [(i,) for i in range(10)]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 from pydantic import ValidationError
 
@@ -245,6 +247,14 @@ def test_load_contract_from_text_and_document():
         ("< 1d", [86399], [86400, 90000]),
         ("!= 3", [2, 4], [3]),
         (0, [0], [1]),
+        # Decimal and long metrics (Spark's sums of such columns) meet the bound as written: as floats, each
+        # pair below is one number. Float metrics keep float semantics, so a double 0.1 meets "<= 0.1".
+        ("<= 12345678901234567.88", [Decimal("12345678901234567.88"), 12345678901234567],
+         [Decimal("12345678901234567.89"), 12345678901234568]),
+        ("<= 0.1", [0.1, Decimal("0.1")], [Decimal("0.10000000000000001"), 0.11]),
+        ("between 9007199254740992 and 9007199254740992", [9007199254740992], [9007199254740993]),
+        ("not between 0 and 9007199254740992", [9007199254740993], [9007199254740992]),
+        (9007199254740992, [9007199254740992], [9007199254740993]),
     ],
 )
 def test_threshold_holds(text, inside, outside):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass, field
+from decimal import Context, Decimal
 from typing import TYPE_CHECKING, Any, Callable
 
 from pyspark.sql import Column
@@ -30,7 +31,7 @@ from pyspark.sql.types import (
 from dq_governance.checks import formats
 from dq_governance.checks.regex_text import rlike
 from dq_governance.contracts.consistency import bound_text
-from dq_governance.contracts.thresholds import Threshold, parse_threshold
+from dq_governance.contracts.thresholds import Metric, Threshold, parse_threshold
 from dq_governance.errors import ContractError
 
 if TYPE_CHECKING:
@@ -122,7 +123,7 @@ def status_of(rule: Any, passed: bool, warned: bool = False) -> str:
     return "warned" if warned else "passed"
 
 
-def judge(rule: Any, metric: float | None, *, unit_metrics: dict[str | None, float | None] | None = None,
+def judge(rule: Any, metric: Metric | None, *, unit_metrics: dict[str | None, float | None] | None = None,
           extra: list[str] | None = None, what: str = "metric") -> Outcome:
     """Compare a metric with `must_be` (fails the rule) and `warn` (recorded only)."""
     problems = list(extra or [])
@@ -139,17 +140,20 @@ def judge(rule: Any, metric: float | None, *, unit_metrics: dict[str | None, flo
     if must is not None and not must.holds(value_for(must)):
         problems.append(f"{what} {shown} fails must_be {must}")
     if problems:
-        return Outcome(False, status_of(rule, False), metric, threshold_text, "; ".join(problems))
+        return Outcome(False, status_of(rule, False), _num(metric), threshold_text, "; ".join(problems))
     if warn is not None and not warn.holds(value_for(warn)):
-        return Outcome(True, "warned", metric, f"warn {warn}", f"{what} {shown} outside warn {warn}")
-    return Outcome(True, "passed", metric, threshold_text, f"{what} {shown}" + (f" meets {threshold_text}" if threshold_text else ""))
+        return Outcome(True, "warned", _num(metric), f"warn {warn}", f"{what} {shown} outside warn {warn}")
+    return Outcome(True, "passed", _num(metric), threshold_text, f"{what} {shown}" + (f" meets {threshold_text}" if threshold_text else ""))
 
 
-def _fmt(value: float | None) -> str:
+def _fmt(value: Metric | None) -> str:
     if value is None:
         return "none"
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
+    if isinstance(value, Decimal):  # every digit, as Spark summed it: 12345678901234567.89, not 1.23457e+16
+        text = format(value, "f")
+        return text.rstrip("0").rstrip(".") if "." in text else text
     return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
@@ -397,7 +401,7 @@ def aggregate(rule: Any, ctx: BuildContext) -> RulePlan:
         aggregates["values"] = F.count(value)  # null with no values and on overflow: the count tells which
 
     def finalize(m: Measured) -> Outcome:
-        metric = _num(m.values["value"])
+        metric = m.values["value"]  # exact (a Decimal or int) when Spark's is: judged against the bounds as written
         if metric is None and m.values.get("values"):
             return Outcome(False, status_of(rule, False), None, _expected_thresholds(rule),
                            overflow_message(f"{rule.type}({column})", m.values["values"], dtype))
@@ -493,9 +497,9 @@ def reconcile(rule: Any, ctx: BuildContext) -> RulePlan:
             if overflowed:  # no difference to measure
                 problems.extend(overflowed)
                 continue
-            diff = abs(float(mine or 0) - float(theirs or 0))
-            worst = max(worst, diff)
-            if diff > float(rule.tolerance):
+            diff = _difference(mine or 0, theirs or 0)
+            worst = max(worst, float(diff))
+            if diff > _tolerance(rule.tolerance, diff):
                 problems.append(f"sum({column}) differs from source by {_fmt(diff)} (tolerance {rule.tolerance})")
         if problems:
             return Outcome(False, status_of(rule, False), worst, f"tolerance {rule.tolerance}", "; ".join(problems))
@@ -503,6 +507,20 @@ def reconcile(rule: Any, ctx: BuildContext) -> RulePlan:
 
     where = rule.source.table or rule.source.path
     return RulePlan(aggregates=aggregates, finalize=finalize, expected=f"matches {where}")
+
+
+_EXACT = Context(prec=80)  # a difference of two 38-digit sums, to the last digit
+
+
+def _difference(mine: Metric, theirs: Metric) -> Metric:
+    """|mine - theirs|, exact for decimal and long sums (as floats, sums past 2^53 that differ by a cent are equal)."""
+    if isinstance(mine, float) or isinstance(theirs, float):
+        return abs(float(mine) - float(theirs))
+    return abs(_EXACT.subtract(Decimal(mine), Decimal(theirs)))
+
+
+def _tolerance(tolerance: Any, diff: Metric) -> Metric:
+    return float(tolerance) if isinstance(diff, float) else Decimal(str(tolerance))
 
 
 @register("volume")
