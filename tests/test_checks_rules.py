@@ -334,6 +334,26 @@ def test_sums_past_float_precision_are_judged_exactly(spark, tmp_path, mode):
         "warned", "sum(units) 9007199254740993 outside warn = 9007199254740992")
 
 
+@pytest.mark.parametrize("mode", ["split", "counts"])
+def test_fractional_bounds_compare_in_a_decimal_or_integer_columns_type(spark, mode):
+    """Spark compares a decimal or long with a double as doubles: 1234567890123456.51 is not above .5 there."""
+    fields = [{"name": "amount", "type": "decimal(20,2)"}, {"name": "units", "type": "long"},
+              {"name": "ratio", "type": "double"}]
+    rules = [{"type": "range", "name": "amount_max", "column": "amount", "max": 1234567890123456.5},
+             {"type": "range", "name": "units_max", "column": "units", "max": 9007199254740992.0},
+             {"type": "allowed_values", "name": "amount_listed", "column": "amount", "values": [1234567890123456.5]},
+             {"type": "allowed_values", "name": "units_listed", "column": "units", "values": [9007199254740992.0, 0.5]},
+             {"type": "range", "name": "ratio_range", "column": "ratio", "min": 0.1, "max": 0.3}]
+    rows = [("1234567890123456.51", "9007199254740993", "0.1"), ("1234567890123456.50", "9007199254740992", "0.3")]
+    r = run(spark, rows, "amount string, units string, ratio string", fields, rules, mode=mode)
+    # row 1 only; doubles compare as doubles (0.1 and 0.3 are within their own bounds)
+    assert {n: r.rule(n).failed_count for n in ("amount_max", "units_max", "amount_listed", "units_listed",
+                                                "ratio_range")} == {
+        "amount_max": 1, "units_max": 1, "amount_listed": 1, "units_listed": 1, "ratio_range": 0}
+    if mode == "split":
+        assert r.valid_rows == 1
+
+
 def test_volume_without_and_with_history(spark):
     fields = [{"name": "a", "type": "long"}]
     rows = [(i,) for i in range(10)]

@@ -56,7 +56,8 @@ PARITY_CONTRACT = {
         {"name": "stamp", "type": "timestamp", "date_format": "dd/MM/yyyy HH:mm:ss"},
         {"name": "born", "type": "string", "format": "date", "date_format": "d/M/y"},
         # decimal text with digits past the scale: a long fraction (row 5) or an exponent form (row 4)
-        {"name": "price", "type": "decimal(10,2)", "minimum": 0},
+        # a fractional bound beside a decimal is a decimal literal (a double comparison loses digits past the 16th)
+        {"name": "price", "type": "decimal(10,2)", "minimum": 0.5},
     ]},
     "quality": {"on_failure": "warn", "rules": [
         {"type": "regex", "column": "code", "pattern": "^K[0-9]$"},
@@ -561,6 +562,7 @@ def test_parity_every_same_pass_rule_type_counts_as_the_engine_does(spark, work)
     # rows 2, 4 and 6 each: an overflowing year, an impossible date, a day of one digit / no date
     assert (ours["stamp_type"][0], ours["born_format"][0]) == (3, 3)
     assert (ours["price_type"][0], ours["price_range"][0]) == (3, 1)  # rows 2, 4, 5; row 6 is -15
+    assert "(price < CAST(0.5BD AS DECIMAL(10,2)))" in (work / "manifest.json").read_text()  # a decimal, not 0.5D
     assert ours["day_not_past"][0] == 1  # row 1's day, 2026-11-01
     assert ours["code_listed"][0] == 1  # row 4's lower-case k1
     # blanks and non-ASCII letters: rows 2, 4, 5, 6 for name; rows 4 and 5 for note

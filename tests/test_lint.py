@@ -38,6 +38,10 @@ EXPECTED = {
                             "invalid threshold 'less than 1%'; expected e.g. '= 0', '< 1%', '>= 10', "
                             "'between 10 and 100' or '< 1d'", None)],
     "duplicate_field.yaml": [(14, 13, "schema.fields[2].name", "duplicate field name 'id'", None)],
+    # a float would round it silently, and a decimal(20,2) value of .89 would pass `maximum`
+    "inexact_number.yaml": [(14, 16, "schema.fields[1].maximum", "12345678901234567.88 is not exact as a number: it "
+                             "reads as 1.2345678901234568e+16, the nearest 64-bit float",
+                             "numbers hold about 15 significant digits; write one that fits")],
     "unique_missing_column.yaml": [(17, 21, "quality.rules[0].columns[1]", "unique rule names unknown column 'stauts'",
                                     "did you mean `status`?")],
     "sql_not_select.yaml": [(15, 14, "quality.rules[0].query", "query must be a SELECT over `_validation_df`", None)],

@@ -11,6 +11,7 @@ metric with the rule's thresholds. Adding a rule type = one builder + `@register
 from __future__ import annotations
 
 import datetime as _dt
+import math
 from dataclasses import dataclass, field
 from decimal import Context, Decimal
 from typing import TYPE_CHECKING, Any, Callable
@@ -143,7 +144,8 @@ def judge(rule: Any, metric: Metric | None, *, unit_metrics: dict[str | None, fl
         return Outcome(False, status_of(rule, False), _num(metric), threshold_text, "; ".join(problems))
     if warn is not None and not warn.holds(value_for(warn)):
         return Outcome(True, "warned", _num(metric), f"warn {warn}", f"{what} {shown} outside warn {warn}")
-    return Outcome(True, "passed", _num(metric), threshold_text, f"{what} {shown}" + (f" meets {threshold_text}" if threshold_text else ""))
+    met = f" meets {threshold_text}" if threshold_text else ""
+    return Outcome(True, "passed", _num(metric), threshold_text, f"{what} {shown}{met}")
 
 
 def _fmt(value: Metric | None) -> str:
@@ -193,7 +195,7 @@ def range_(rule: Any, ctx: BuildContext) -> RulePlan:
     value that does not convert is null here, never a range violation (the type rule reports it).
     """
     value = ctx.temporal(rule.column) if rule.temporal else ctx.number(rule.column)
-    target = ctx.dtype(rule.column) if rule.temporal else None
+    target = ctx.dtype(rule.column)
     checks, expected = [], []
     if rule.min is not None:
         low = _bound(rule.min, target)
@@ -213,7 +215,7 @@ def _bound(bound: Any, column_type: DataType | None) -> Column:
     are then in the session time zone like the data, where a Python datetime literal would take the driver's zone.
     """
     if not isinstance(bound, _dt.date):
-        return F.lit(bound)
+        return _number(bound, column_type)
     if isinstance(column_type, TimestampNTZType):
         kind = "timestamp_ntz"
     elif isinstance(column_type, TimestampType) or isinstance(bound, _dt.datetime):
@@ -221,6 +223,23 @@ def _bound(bound: Any, column_type: DataType | None) -> Column:
     else:
         kind = "date"
     return F.lit(bound.isoformat()).cast(kind)
+
+
+_MAX_DECIMAL_DIGITS = 38  # Spark's widest decimal
+
+
+def _number(value: Any, column_type: DataType | None) -> Column:
+    """A number as a literal that compares in the column's type.
+
+    Beside a decimal or integer column a float is a decimal literal: Spark would compare the column and a double
+    as doubles, where 1234567890123456.51 is 1234567890123456.5 and so not above it.
+    """
+    if isinstance(value, float) and isinstance(column_type, (DecimalType, IntegralType)) and math.isfinite(value):
+        exact = Decimal(format(Decimal(repr(value)), "f"))  # fixed point: no negative scale for 1e+16
+        _sign, digits, exponent = exact.as_tuple()
+        if max(len(digits), -int(exponent)) <= _MAX_DECIMAL_DIGITS:  # else no decimal holds it: compare as doubles
+            return F.lit(exact)
+    return F.lit(value)
 
 
 @register("allowed_values")
@@ -648,7 +667,7 @@ def _not_in(value: Column, dtype: DataType, allowed: list[Any]) -> Column:
         return ~value.isin(allowed)
     numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in allowed)
     if isinstance(dtype, NumericType) and numbers:
-        return ~value.isin(allowed)
+        return ~value.isin([_number(v, dtype) for v in allowed])
     texts = [str(v).lower() if isinstance(v, bool) else str(v) for v in allowed]
     text = value if isinstance(dtype, StringType) else value.cast("string")
     return ~text.isin(texts)

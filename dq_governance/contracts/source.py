@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ Position = tuple[int, int]
 DocPath = tuple[Any, ...]
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_FLOAT_TAG = "tag:yaml.org,2002:float"
 
 
 def format_path(path: DocPath) -> str:
@@ -199,3 +201,23 @@ def _walk(loader: yaml.SafeLoader, node: Node, path: DocPath, doc: SourceDocumen
     elif isinstance(node, SequenceNode):
         for index, item in enumerate(node.value):
             _walk(loader, item, (*path, index), doc, walked)
+    elif isinstance(node, ScalarNode) and node.tag == _FLOAT_TAG:
+        read = _inexact_float(loader, node)
+        if read is not None:
+            line, column = _mark(node)
+            doc.problems.append(LintIssue(
+                doc.file, line, column, format_path(path),
+                f"{node.value} is not exact as a number: it reads as {read}, the nearest 64-bit float",
+                "numbers hold about 15 significant digits; write one that fits",
+            ))
+
+
+def _inexact_float(loader: yaml.SafeLoader, node: ScalarNode) -> str | None:
+    """What a YAML float reads as when that is not the number its text writes; None when it is."""
+    try:
+        written = Decimal(node.value.replace("_", ""))
+    except InvalidOperation:  # `.inf`, `.nan`, YAML 1.1 base 60: no written digits to lose
+        return None
+    value = loader.construct_object(node)
+    # repr is the shortest text that reads back as the same float: equal to the written number, nothing was lost.
+    return None if written == Decimal(repr(value)) else repr(value)

@@ -120,6 +120,25 @@ def test_structs_convert_by_field_name_and_elements_one_by_one_on_connect(spark)
         result.release()
 
 
+def test_fractional_bounds_compare_as_decimals_on_connect(spark):
+    """A float bound beside a decimal or long is a decimal literal on Connect too (as doubles, row 1 passes)."""
+    from dq_governance.contracts.model import Contract
+
+    rows = [("1234567890123456.51", "9007199254740993"), ("1234567890123456.50", "9007199254740992")]
+    df = spark.createDataFrame(rows, "amount string, units string")
+    doc = Contract.model_validate({"contract": {"name": "bounds", "version": "1.0.0"}, "dataset": {"name": "b"},
+                                   "schema": {"fields": [
+                                       {"name": "amount", "type": "decimal(20,2)", "maximum": 1234567890123456.5},
+                                       {"name": "units", "type": "long", "allowed_values": [9007199254740992.0]}]}})
+    result = dq_governance.check(df, doc)
+    try:
+        assert (result.rule("amount_range").failed_count, result.rule("units_allowed_values").failed_count) == (1, 1)
+        assert [(r["amount"], r["units"]) for r in result.valid_df.collect()] == [
+            (Decimal("1234567890123456.50"), 9007199254740992)]
+    finally:
+        result.release()
+
+
 def test_run_seed_lab_blocked_leaves_the_target_untouched(spark, tmp_path):
     events_file = tmp_path / "events.jsonl"
     outs = {"target": str(tmp_path / "orders"), "quarantine": str(tmp_path / "quarantine"),
