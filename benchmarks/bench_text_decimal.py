@@ -10,6 +10,8 @@ wide parse may not have read whole to a digit count). `--millions` makes the tex
 wide parse reads, so its integer digits are what lets it through. Prints one JSON object: the median seconds of
 each and the median per-round ratio exact / baseline, and the rows each left null (the third-digit rows for
 `exact`).
+`--type double` or `--type float` times the floating conversion instead: `try_cast` and the test that sends a
+value read as Infinity from text that does not spell one to null.
 """
 
 from __future__ import annotations

@@ -214,6 +214,47 @@ def test_decimal_text_is_read_to_its_last_digit(spark, data_type, values, failed
         result.release()
 
 
+@pytest.mark.parametrize(("data_type", "values", "failed", "kept"), [
+    # Java reads 1e309 to Infinity and 1e-400 to 0.0; only the former changes what the value is. An infinity's
+    # own text converts, in Java's spelling and Spark's (inf), any case, signed, padded.
+    ("double", """(1, '1e309'), (2, '-1E400'), (3, 'Infinity'), (4, ' -inf '), (5, '+INFINITY'), (6, 'NaN'),
+        (7, '1.7976931348623157e308'), (8, '1e-400'), (9, 'infinite')""",
+     3, {3: "inf", 4: "-inf", 5: "inf", 6: "nan", 7: "1.7976931348623157e308", 8: "0.0"}),
+    ("float", "(1, '1e39'), (2, '3.4028235e38'), (3, 'Inf'), (4, '1e308')",
+     2, {2: "3.4028234663852886e38", 3: "inf"}),
+])
+def test_text_past_a_floating_types_range_does_not_convert(spark, data_type, values, failed, kept):
+    result = dq.check(spark.sql(f"select * from values {values} as t(id, v)"), contract("v", data_type))
+    try:
+        assert {r.name: r.failed_count for r in result.rules}["v_type"] == failed
+        valid = {r["id"]: r["v"] for r in result.valid_df.collect()}
+        assert {k: repr(v) for k, v in valid.items()} == {k: repr(float(v)) for k, v in kept.items()}
+    finally:
+        result.release()
+
+
+def test_nested_text_past_a_doubles_range_does_not_convert(spark):
+    for data_type, values in [("array<double>", "(1, array('1e309', '1')), (2, array('2', 'inf'))"),
+                              ("struct<x:double>", "(1, named_struct('x', '1e309')), (2, named_struct('x', 'inf'))")]:
+        result = dq.check(spark.sql(f"select * from values {values} as t(id, v)"), contract("v", data_type))
+        try:
+            assert {r.name: r.failed_count for r in result.rules}["v_type"] == 1
+            assert [r["id"] for r in result.valid_df.collect()] == [2]
+        finally:
+            result.release()
+
+
+def test_a_double_past_a_floats_range_does_not_convert(spark):
+    frame = spark.sql("select * from values (1, 1e39d), (2, cast('-Infinity' as double)), (3, 1.5d), (4, 1e-50d) "
+                      "as t(id, v)")
+    result = dq.check(frame, contract("v", "float"))
+    try:
+        assert {r.name: r.failed_count for r in result.rules}["v_type"] == 1  # row 1: try_cast gives Infinity
+        assert {r["id"]: r["v"] for r in result.valid_df.collect()} == {2: float("-inf"), 3: 1.5, 4: 0.0}
+    finally:
+        result.release()
+
+
 def test_a_double_declared_decimal_rounds_to_the_scale(spark):
     frame = spark.sql("select * from values (1, 1.005d), (2, 0.1d + 0.2d) as t(id, v)")
     result = dq.check(frame, contract("v", "decimal(10,2)"))
