@@ -120,21 +120,23 @@ def test_structs_convert_by_field_name_and_elements_one_by_one_on_connect(spark)
         result.release()
 
 
-def test_fractional_bounds_compare_as_decimals_on_connect(spark):
-    """A float bound beside a decimal or long is a decimal literal on Connect too (as doubles, row 1 passes)."""
+def test_numbers_are_judged_as_written_on_connect(spark):
+    """A float bound beside a decimal or long is a decimal literal on Connect too (as doubles, row 1 passes), and
+    text past a double's range does not convert to Infinity."""
     from dq_governance.contracts.model import Contract
 
-    rows = [("1234567890123456.51", "9007199254740993"), ("1234567890123456.50", "9007199254740992")]
-    df = spark.createDataFrame(rows, "amount string, units string")
+    rows = [("1234567890123456.51", "9007199254740993", "1e309"), ("1234567890123456.50", "9007199254740992", "-inf")]
+    df = spark.createDataFrame(rows, "amount string, units string, ratio string")
     doc = Contract.model_validate({"contract": {"name": "bounds", "version": "1.0.0"}, "dataset": {"name": "b"},
                                    "schema": {"fields": [
                                        {"name": "amount", "type": "decimal(20,2)", "maximum": 1234567890123456.5},
-                                       {"name": "units", "type": "long", "allowed_values": [9007199254740992.0]}]}})
+                                       {"name": "units", "type": "long", "allowed_values": [9007199254740992.0]},
+                                       {"name": "ratio", "type": "double"}]}})
     result = dq_governance.check(df, doc)
     try:
-        assert (result.rule("amount_range").failed_count, result.rule("units_allowed_values").failed_count) == (1, 1)
-        assert [(r["amount"], r["units"]) for r in result.valid_df.collect()] == [
-            (Decimal("1234567890123456.50"), 9007199254740992)]
+        assert [result.rule(n).failed_count for n in ("amount_range", "units_allowed_values", "ratio_type")] == [1] * 3
+        assert [(r["amount"], r["units"], r["ratio"]) for r in result.valid_df.collect()] == [
+            (Decimal("1234567890123456.50"), 9007199254740992, float("-inf"))]
     finally:
         result.release()
 
