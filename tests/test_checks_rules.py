@@ -334,6 +334,60 @@ def test_sums_past_float_precision_are_judged_exactly(spark, tmp_path, mode):
         "warned", "sum(units) 9007199254740993 outside warn = 9007199254740992")
 
 
+@pytest.mark.parametrize(("reference", "reference_type"), [
+    ([("1.2345",), ("2.0000",)], "decimal(12,4)"),
+    ([(1.234,), (2.0,)], "double"),
+    ([("1.234",), ("2",)], "string"),
+    ([("1.23E0",), ("2.00",), ("x",), ("",)], "string"),
+])
+def test_foreign_keys_match_only_reference_values_as_written(spark, reference, reference_type):
+    """A reference 1.2345 (or 1.234) is not the key 1.23: try_cast to the key's type rounded it into a match."""
+    from decimal import Decimal
+
+    view = "dqgov_test_ref_exact"
+    rows = [(Decimal(v) if reference_type.startswith("decimal") else v,) for (v,) in reference]
+    spark.createDataFrame(rows, f"id {reference_type}").createOrReplaceTempView(view)
+    fk = {"type": "foreign_key", "column": "k", "reference": {"table": view, "column": "id"}}
+    r = run(spark, [("1.23",), ("2.00",), ("2",), (None,)], "k string", [{"name": "k", "type": "decimal(10,2)"}], [fk])
+    expected_failed = 0 if reference[0][0] == "1.23E0" else 1
+    assert (r.rule("k_foreign_key").failed_count, r.valid_rows, r.total_rows) == (expected_failed, 4 - expected_failed, 4)
+    spark.createDataFrame([(1.5,), (2.0,)], "id double").createOrReplaceTempView(view)
+    r = run(spark, [(1,), (2,)], "k long", [{"name": "k", "type": "long"}], [fk])
+    assert (r.rule("k_foreign_key").failed_count, r.valid_rows) == (1, 1)  # 1 is not 1.5 (try_cast truncated it)
+    spark.catalog.dropTempView(view)
+
+
+@pytest.mark.parametrize("mode", ["split", "counts"])
+def test_reconcile_sums_each_source_in_its_own_type(spark, tmp_path, mode):
+    """A source's values are summed as written: cast to the checked column's type they rounded (1.0040 to 1.00),
+    or, past its range or as text that does not convert, dropped out of the source's sum."""
+    from decimal import Decimal
+
+    spark.createDataFrame([(Decimal("1.0040"), 1), (Decimal("1.0040"), 3000000000)], "amount decimal(12,4), units long") \
+        .createOrReplaceTempView("dqgov_test_rec_source")
+    text = tmp_path / "src.csv"
+    text.write_text("amount,units\n1.004,1\n1.00,x\n")
+    exact = tmp_path / "exact.csv"
+    exact.write_text("amount,units\n1.0,1\n1.00E0,\n")
+    rules = [
+        {"type": "reconcile", "name": "rec_typed", "source": {"table": "dqgov_test_rec_source"},
+         "sum_columns": ["amount", "units"]},
+        {"type": "reconcile", "name": "rec_text", "source": {"path": str(text)}, "sum_columns": ["amount", "units"]},
+        {"type": "reconcile", "name": "rec_exact", "source": {"path": str(exact)}, "sum_columns": ["amount", "units"]},
+    ]
+    r = run(spark, [("1.00", 1), ("1.00", 0)], "amount string, units int",
+            [{"name": "amount", "type": "decimal(10,2)"}, {"name": "units", "type": "int"}], rules, mode=mode)
+    typed, text_rule, exact_rule = r.rule("rec_typed"), r.rule("rec_text"), r.rule("rec_exact")
+    assert (typed.passed, typed.metric_value, typed.message) == (
+        False, 3000000000.0, "sum(amount) differs from source by 0.008 (tolerance 0); sum(units) differs from source "
+                             "by 3000000000 (tolerance 0)")
+    assert (text_rule.passed, text_rule.message) == (
+        False, "1 source value(s) in amount do not convert exactly to decimal(10,2): the source sum is not measured; "
+               "1 source value(s) in units do not convert exactly to int: the source sum is not measured")
+    assert (exact_rule.passed, exact_rule.message) == (True, "matches source")
+    spark.catalog.dropTempView("dqgov_test_rec_source")
+
+
 @pytest.mark.parametrize("mode", ["split", "counts"])
 def test_fractional_bounds_compare_in_a_decimal_or_integer_columns_type(spark, mode):
     """Spark compares a decimal or long with a double as doubles: 1234567890123456.51 is not above .5 there."""

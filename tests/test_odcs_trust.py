@@ -317,3 +317,58 @@ def test_threshold_errors_point_at_the_operator(operator: str, expected: str) ->
             {operator}
 """)
     assert issues(text) == [expected]
+
+
+# -- 9. our customProperties, as a person spells them --------------------------------------------------------
+
+SPELLED = odcs("""schema:
+  - name: t
+    customProperties:
+      - property: Path
+        value: /data/t
+    properties:
+      - name: email
+        logicalType: string
+        customProperties:
+          - property: PII
+            value: true
+          - property: Masking
+            value: redact
+      - name: note
+        logicalType: string
+customProperties:
+  - property: on_failure
+    value: block_publication
+  - property: MinimumValidRatio
+    value: 0.95
+  - property: businessUnit
+    value: sales
+""")
+
+
+def test_our_custom_properties_act_in_any_case_or_separator() -> None:
+    """`PII: true` left the column unmasked, and `OnFailure` the gate at its default, with no word."""
+    contract = load_contract(SPELLED)
+    email = next(f for f in contract.fields if f.name == "email")
+    assert (email.pii, email.masking.method if email.masking else None) == (True, "redact")
+    assert (contract.quality.on_failure, contract.quality.minimum_valid_ratio) == ("block_publication", 0.95)
+    assert contract.dataset.path == "/data/t"
+    assert issues(SPELLED) == []  # businessUnit: the user's own, kept for export
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    ("MinimumValidRatio", "minimumValidRation", "t.odcs.yaml:25:15: customProperties[1].property: custom property "
+     "`minimumValidRation` is not one dq-governance reads: did you mean `minimumValidRatio`?"),
+    ("Masking", "masknig", "t.odcs.yaml:18:23: schema[0].properties[0].customProperties[1].property: custom property "
+     "`masknig` is not one dq-governance reads: did you mean `masking`?"),
+    ("Masking", "undeclared_columns", "t.odcs.yaml:18:23: schema[0].properties[0].customProperties[1].property: "
+     "custom property `undeclared_columns` is not read here: dq-governance reads `undeclaredColumns` on a schema "
+     "object"),
+    ("PII", "onFailure", "t.odcs.yaml:16:23: schema[0].properties[0].customProperties[0].property: custom property "
+     "`onFailure` is not read here: dq-governance reads `onFailure` on the contract's top level"),
+])
+def test_a_custom_property_meant_for_us_but_unread_is_refused(old: str, new: str, expected: str) -> None:
+    text = SPELLED.replace(f"property: {old}\n", f"property: {new}\n")
+    assert issues(text) == [expected]
+    with pytest.raises(ContractError, match="custom property"):
+        load_contract(text)

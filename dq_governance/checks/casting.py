@@ -101,6 +101,22 @@ def convert(
     return Conversion(typed, can_fail=True, text_source=False)
 
 
+_TIMES = (DateType, TimestampType, TimestampNTZType)
+
+
+def comparable(raw: str, raw_type: DataType, declared: DataType) -> Column:
+    """Another dataset's value (SQL text of its column) as compared with a column of type `declared`.
+
+    Numbers stay as they are, and so do dates and timestamps: Spark compares two numbers in a type that holds
+    both, and a date as the instant it starts. Anything else converts to `declared` only where the value
+    converts exactly (null otherwise): try_cast would round 1.2345 to 1.23 and make it equal to a key it is not.
+    """
+    if (isinstance(raw_type, NumericType) and isinstance(declared, NumericType)) or (
+            isinstance(raw_type, _TIMES) and isinstance(declared, _TIMES)):
+        return compat.column(raw)
+    return convert(raw, raw_type, declared).typed
+
+
 def _drops_digits(raw_type: DataType, declared: DataType) -> bool:
     """A numeric conversion that would drop fractional digits: a fraction to an integer, a decimal to a smaller
     scale (a float or double to a decimal rounds to its scale, as Spark does: binary fractions have no digits)."""

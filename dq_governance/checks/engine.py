@@ -375,20 +375,21 @@ class BuildContext:
         aggregates = [F.count(F.lit(1))]
         summed: dict[str, DataType] = {}  # the type each sum is taken in
         for column in sum_columns:
-            target = self.dtype(column) if column in self._dtypes else None
             found = source.schema[column].dataType
-            value, summed[column] = q(column), found
-            if not isinstance(target, NumericType):
-                target = None
-            if target is not None and not casting.same_type(found, target):
-                value, summed[column] = compat.try_cast(quote_identifier(column), target), target
-            elif target is None and not isinstance(found, NumericType):
-                value, summed[column] = compat.try_cast(quote_identifier(column), "double"), DoubleType()
-            aggregates += [checked_sum(value, summed[column]), F.count(value)]
+            if isinstance(found, NumericType):  # summed in its own type: exact, and compared with ours as written
+                value, summed[column], unconverted = q(column), found, F.lit(0)
+            else:  # text (a csv source): only values that convert exactly; the others are counted, not dropped
+                target = self.dtype(column) if column in self._dtypes else None
+                summed[column] = target if isinstance(target, NumericType) else DoubleType()
+                conversion = casting.convert(quote_identifier(column), found, summed[column])
+                value, failed = conversion.typed, conversion.violation(q(column), conversion.typed)
+                unconverted = F.count(F.when(failed, 1)) if failed is not None else F.lit(0)
+            aggregates += [checked_sum(value, summed[column]), F.count(value), unconverted]
         row = source.agg(*aggregates).collect()[0]
         out: dict[str, Any] = {"count": row[0]}
         for i, column in enumerate(sum_columns):
-            out.update({f"sum:{column}": row[2 * i + 1], f"values:{column}": row[2 * i + 2],
+            total, values, unconverted = row[3 * i + 1: 3 * i + 4]
+            out.update({f"sum:{column}": total, f"values:{column}": values, f"unconverted:{column}": unconverted,
                         f"type:{column}": summed[column]})
         return out
 
@@ -678,10 +679,7 @@ def _join_flags(ctx: BuildContext, stage: DataFrame, cached: list[DataFrame]) ->
         aliases = [f"__dq_f{index}k{j}" for j in range(len(columns))]
         keys = []
         for column, ref_column, alias in zip(columns, ref_columns, aliases):
-            target = ctx.dtype(column)
-            value = q(ref_column)
-            if not casting.same_type(ref.schema[ref_column].dataType, target):
-                value = compat.try_cast(quote_identifier(ref_column), target)
+            value = casting.comparable(quote_identifier(ref_column), ref.schema[ref_column].dataType, ctx.dtype(column))
             keys.append(value.alias(alias))
         present = reduce(lambda a, b: a & b, [q(a).isNotNull() for a in aliases])
         known = ref.select(*keys).where(present).distinct().withColumn(marker, F.lit(True))

@@ -508,13 +508,16 @@ def reconcile(rule: Any, ctx: BuildContext) -> RulePlan:
         for column in rule.sum_columns:
             mine, theirs = m.values[f"sum:{column}"], source[f"sum:{column}"]
             mine_values, their_values = m.values[f"values:{column}"], source[f"values:{column}"]
-            overflowed = []
+            unmeasured = []
             if mine is None and mine_values:
-                overflowed.append(overflow_message(f"sum({column})", mine_values, ctx.dtype(column)))
+                unmeasured.append(overflow_message(f"sum({column})", mine_values, ctx.dtype(column)))
             if theirs is None and their_values:
-                overflowed.append(overflow_message(f"source sum({column})", their_values, source[f"type:{column}"]))
-            if overflowed:  # no difference to measure
-                problems.extend(overflowed)
+                unmeasured.append(overflow_message(f"source sum({column})", their_values, source[f"type:{column}"]))
+            if source[f"unconverted:{column}"]:  # left out of the source's sum, which then means nothing
+                unmeasured.append(f"{source[f'unconverted:{column}']} source value(s) in {column} do not convert "
+                                  f"exactly to {source[f'type:{column}'].simpleString()}: the source sum is not measured")
+            if unmeasured:  # no difference to measure
+                problems.extend(unmeasured)
                 continue
             diff = _difference(mine or 0, theirs or 0)
             worst = max(worst, float(diff))

@@ -302,6 +302,29 @@ def _odcs_unchecked(doc: SourceDocument, contract: Contract) -> list[LintIssue]:
         what = entry.get("property") if isinstance(entry, dict) else None
         out.append(doc.issue(_node_path(doc.data, lambda n, e=entry: n == e), f"SLA property `{what}` has no "
                              "equivalent rule: kept for export, not evaluated", severity="warning"))
+    return out + _unread_custom_properties(doc, kept)
+
+
+def _unread_custom_properties(doc: SourceDocument, kept: Mapping[str, Any]) -> list[LintIssue]:
+    """An error on each custom property left unread that looks meant for us (`PII` read as `pii` is not one)."""
+    from dq_governance.contracts.odcs import unread_property_problem
+
+    out: list[LintIssue] = []
+    stack: list[Any] = [{k: v for k, v in kept.items() if k not in ("objects", "checks")}]  # warned as a whole
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            for key, value in node.items():
+                if key == "customProperties" and isinstance(value, list):
+                    for entry in value:
+                        problem = unread_property_problem(entry.get("property")) if isinstance(entry, Mapping) else None
+                        if problem:
+                            at = _node_path(doc.data, lambda n, e=entry: n == e)
+                            out.append(doc.issue((*at, "property") if at else (), problem))
+                else:
+                    stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(node)
     return out
 
 

@@ -177,12 +177,66 @@ def _cp_list(props: Any) -> list[dict[str, Any]]:
 
 
 def _cp_get(props: list[dict[str, Any]], name: str) -> tuple[bool, Any]:
-    """Pop the custom property `name` from the list; (found, value)."""
+    """Pop the custom property `name` (in any case, with or without `_` / `-`) from the list; (found, value)."""
     for index, prop in enumerate(props):
-        if prop.get("property") == name:
+        if cp_key(prop.get("property")) == cp_key(name):
             props.pop(index)
             return True, prop.get("value")
     return False, None
+
+
+#: the customProperties the import reads, by the element that holds them (see _cp_get for how names match)
+OWN_PROPERTIES: dict[str, frozenset[str]] = {
+    "the contract's top level": frozenset({
+        "dqgovDefaults", "steward", "onFailure", "minimumValidRatio", "ruleOrder", "legalBasis", "maskingPolicy",
+        "dqgovExtensions", "freshnessTime"}),
+    "a schema object": frozenset({"classification", "namespace", "path", "format", "catalog", "undeclaredColumns"}),
+    "a property": frozenset({
+        "id", "pii", "masking", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength",
+        "maxLength", "pattern", "format", "dateFormat"}),
+    "a quality check": frozenset({"dimension", "action", "filter", "thresholdText", "warnOnly", "warn", "errorMessage"}),
+    "a team member or support channel": frozenset({"contact", "role"}),
+}
+#: names no other tool would use for its own property: read anywhere else, they were meant for us
+_OURS_ALONE = frozenset({
+    "dqgovDefaults", "onFailure", "minimumValidRatio", "ruleOrder", "legalBasis", "maskingPolicy", "dqgovExtensions",
+    "freshnessTime", "undeclaredColumns", "pii", "masking", "exclusiveMinimum", "exclusiveMaximum", "minLength",
+    "maxLength", "dateFormat", "thresholdText", "warnOnly"})
+
+
+def cp_key(name: Any) -> str:
+    """A custom property's name as matched: `PII`, `Pii` and `pii` are one name, so are `on_failure` and `onFailure`."""
+    return "".join(ch for ch in str(name).casefold() if ch not in "_- ")
+
+
+def unread_property_problem(name: Any) -> str | None:
+    """Why a custom property the import left unread looks meant for dq-governance, or None when it looks like the
+    user's own: one of our names on another element, or within an edit or two of one (`acton`, `minimumValidRation`)."""
+    key = cp_key(name)
+    same = [(where, n) for where, names in OWN_PROPERTIES.items() for n in names if cp_key(n) == key]
+    if same:
+        where, ours = same[0]
+        return f"custom property `{name}` is not read here: dq-governance reads `{ours}` on {where}" \
+            if ours in _OURS_ALONE else None
+    known = sorted({n for names in OWN_PROPERTIES.values() for n in names})
+    close = [n for n in known if len(cp_key(n)) >= 5 and _edits(key, cp_key(n)) <= (1 if len(cp_key(n)) < 8 else 2)]
+    if close:
+        return f"custom property `{name}` is not one dq-governance reads: did you mean `{close[0]}`?"
+    return None
+
+
+def _edits(a: str, b: str) -> int:
+    """Edits (insert, delete, substitute, swap two neighbours) between two names."""
+    rows = [list(range(len(b) + 1))]
+    for i, x in enumerate(a, 1):
+        row = [i]
+        for j, y in enumerate(b, 1):
+            cost = min(rows[-1][j] + 1, row[j - 1] + 1, rows[-1][j - 1] + (x != y))
+            if i > 1 and j > 1 and x == b[j - 2] and a[i - 2] == y:
+                cost = min(cost, rows[-2][j - 2] + 1)
+            row.append(cost)
+        rows.append(row)
+    return rows[-1][-1]
 
 
 def _cp(name: str, value: Any, description: str | None = None) -> dict[str, Any]:
@@ -1376,7 +1430,7 @@ def _is_allowed_values_shorthand(check: Any) -> bool:
     """The shape the exporter writes for `allowed_values` (mustBe 0 on validValues), descriptive keys allowed."""
     if not isinstance(check, Mapping) or set(check) - _SHORTHAND_KEYS - _DESCRIPTIVE_KEYS:
         return False
-    if any(isinstance(cp, Mapping) and cp.get("property") in _THRESHOLD_PROPERTIES
+    if any(isinstance(cp, Mapping) and cp_key(cp.get("property")) in {cp_key(n) for n in _THRESHOLD_PROPERTIES}
            for cp in check.get("customProperties") or []):
         return False  # a threshold of its own: an invalid_count rule
     arguments = check.get("arguments")
@@ -1442,7 +1496,7 @@ def _threshold_identity(threshold: Any, percent: bool) -> tuple[Any, ...]:
 def _cp_field(check: Mapping[str, Any], name: str, where: str) -> str:
     """The document path of the value of the check's custom property `name`."""
     for index, cp in enumerate(check.get("customProperties") or []):
-        if isinstance(cp, Mapping) and cp.get("property") == name:
+        if isinstance(cp, Mapping) and cp_key(cp.get("property")) == cp_key(name):
             return f"{where}.customProperties.{index}.value"
     return where
 
