@@ -484,16 +484,36 @@ def test_a_broken_manifest_lets_the_job_finish_with_one_warning(work):
     broken = work / "broken.json"
     broken.write_text('{"manifestVersion": 2, "contracts": [')
     flags = _flags(work, work / "orders.yaml", work / "broken.jsonl", "block", broken)
-    proc = _submit(work, [*flags, "--conf", "spark.dqgov.enforc=observe"],  # a misspelt key: refused, not silent
-                   "append", str(work / "orders_broken"), str(SEED))
+    # a misspelt key, our prefix in other letters (Spark's keys are case-sensitive) and a blank pipeline: each is
+    # a line, never silent
+    proc = _submit(work, [*flags, "--conf", "spark.dqgov.enforc=observe", "--conf", "spark.DQGOV.enforce=block",
+                          "--conf", "spark.dqgov.pipeline= "], "append", str(work / "orders_broken"), str(SEED))
     assert proc.returncode == 0, proc.stderr[-4000:]
-    ours = sorted(line.split("dq-governance extension: ", 1)[1] for line in proc.stderr.splitlines()
-                  if "dq-governance extension: " in line)
-    assert ours == [
+    keys = ("spark.dqgov.commitProtocolClass.delegate, spark.dqgov.enforce, spark.dqgov.history, "
+            "spark.dqgov.manifest, spark.dqgov.pipeline")
+    assert _extension_lines(proc) == [
         f"manifest {broken}: invalid JSON at line 1, column 38: unexpected end of input; writes proceed ungoverned",
-        "spark.dqgov.enforc is not a setting of this extension (spark.dqgov.commitProtocolClass.delegate, "
-        "spark.dqgov.enforce, spark.dqgov.history, spark.dqgov.manifest, spark.dqgov.pipeline); it is ignored"]
+        f"spark.DQGOV.enforce is not a setting of this extension ({keys}); it is ignored",
+        f"spark.dqgov.enforc is not a setting of this extension ({keys}); it is ignored",
+        "spark.dqgov.pipeline is blank; reports go under the application's name, plain_orders_job"]
     assert len(list((work / "orders_broken").glob("*.parquet"))) == 1
+
+
+def _extension_lines(proc: subprocess.CompletedProcess) -> list[str]:
+    return sorted(line.split("dq-governance extension: ", 1)[1] for line in proc.stderr.splitlines()
+                  if "dq-governance extension: " in line)
+
+
+def test_block_mode_with_no_manifest_says_so_in_one_line(work):
+    """The extension in block mode with nothing to enforce committed a failing write without a word."""
+    flags = _flags(work, work / "orders.yaml", work / "unset.jsonl", "block", work / "manifest.json")
+    pairs = [flags[i:i + 2] for i in range(0, len(flags), 2)]  # ["--conf", "key=value"]
+    unset = [part for pair in pairs if "manifest=" not in pair[1] for part in pair]
+    proc = _submit(work, unset, "append", str(work / "orders_unset"), str(SEED))
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert _extension_lines(proc) == [
+        "no manifest is set (spark.dqgov.manifest): writes proceed ungoverned, although spark.dqgov.enforce=block"]
+    assert len(list((work / "orders_unset").glob("*.parquet"))) == 1
 
 
 def _tally_nodes(event_log: Path) -> list[tuple[dict, dict]]:

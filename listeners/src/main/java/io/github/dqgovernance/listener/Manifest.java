@@ -132,6 +132,8 @@ public final class Manifest {
     }
     Reader r = new Reader(source);
     Map<String, Object> root = r.object(doc, "(root)");
+    r.known(root, "(root)", "manifestVersion", "generator", "producer", "contractFacetSchemaURL", "reportColumns",
+        "contracts");
     Object version = root.get("manifestVersion");
     if (!(version instanceof Long)) {
       throw r.error("manifestVersion", "missing or not an integer (expected " + SUPPORTED_VERSION + ")");
@@ -155,6 +157,7 @@ public final class Manifest {
     for (int i = 0; i < contracts.size(); i++) {
       String at = "contracts[" + i + "]";
       Map<String, Object> item = r.object(contracts.get(i), at);
+      r.known(item, at, "contract", "match", "owners", "tags", "documentation", "classification", "checks");
       Entry entry = r.entry(item, at);
       entries.add(entry);
       manifest.index(r, r.object(item.get("match"), at + ".match"), entry, at + ".match");
@@ -164,10 +167,12 @@ public final class Manifest {
 
   private void index(Reader r, Map<String, Object> match, Entry entry, String at) throws ManifestException {
     int count = 0;
+    r.known(match, at, "datasets", "tables", "globs");
     List<Object> datasets = r.list(match.get("datasets"), at + ".datasets", false);
     for (int i = 0; i < datasets.size(); i++) {
       String where = at + ".datasets[" + i + "]";
       Map<String, Object> ds = r.object(datasets.get(i), where);
+      r.known(ds, where, "namespace", "name");
       String key = key(r.string(ds, "namespace", where + ".namespace"), r.string(ds, "name", where + ".name"));
       Entry previous = exact.putIfAbsent(key, entry);
       if (previous != null && previous != entry) {
@@ -296,6 +301,16 @@ public final class Manifest {
       return new ManifestException("manifest " + source + ": " + at + ": " + message);
     }
 
+    /** Refuses a key the manifest format does not have: a misspelt one would otherwise be ignored in silence. */
+    void known(Map<String, Object> map, String at, String... keys) throws ManifestException {
+      List<String> allowed = List.of(keys);
+      for (String key : map.keySet()) {
+        if (!allowed.contains(key)) {
+          throw error(at, "unknown key `" + key + "` (expected " + String.join(", ", allowed) + ")");
+        }
+      }
+    }
+
     @SuppressWarnings("unchecked")
     Map<String, Object> object(Object value, String at) throws ManifestException {
       if (!(value instanceof Map)) {
@@ -365,6 +380,7 @@ public final class Manifest {
       for (int i = 0; i < ownerList.size(); i++) {
         String where = at + ".owners[" + i + "]";
         Map<String, Object> o = object(ownerList.get(i), where);
+        known(o, where, "name", "type");
         owners.add(new String[] {string(o, "name", where + ".name"), optionalString(o, "type", where + ".type")});
       }
       List<String[]> tags = new ArrayList<>();
@@ -372,6 +388,7 @@ public final class Manifest {
       for (int i = 0; i < tagList.size(); i++) {
         String where = at + ".tags[" + i + "]";
         Map<String, Object> t = object(tagList.get(i), where);
+        known(t, where, "key", "value", "source", "field");
         tags.add(new String[] {string(t, "key", where + ".key"), string(t, "value", where + ".value"),
             optionalString(t, "source", where + ".source"), optionalString(t, "field", where + ".field")});
       }
@@ -379,6 +396,7 @@ public final class Manifest {
       String contentType = null;
       if (item.get("documentation") != null) {
         Map<String, Object> d = object(item.get("documentation"), at + ".documentation");
+        known(d, at + ".documentation", "description", "contentType");
         doc = string(d, "description", at + ".documentation.description");
         contentType = optionalString(d, "contentType", at + ".documentation.contentType");
       }

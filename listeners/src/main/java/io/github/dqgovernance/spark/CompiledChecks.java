@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * One contract's same-pass checks as {@code dqgov manifest} compiled them ({@code checks} of a manifest entry).
@@ -12,6 +13,11 @@ import java.util.Map;
  * variants: {@code typed} (written columns have the contract's types) and {@code text} (written as strings).
  */
 final class CompiledChecks {
+
+  // The values the Python model allows (contracts/model.py): any other one is refused, never read as a default.
+  static final List<String> ON_FAILURE = List.of("fail", "block_publication", "warn", "skip", "quarantine");
+  static final List<String> ACTIONS = List.of("warn", "drop", "quarantine", "fail");
+  static final List<String> SEVERITIES = List.of("error", "warn");
 
   static final class Field {
     final String name;
@@ -87,13 +93,15 @@ final class CompiledChecks {
     final Double max;
 
     Rule(Map<String, Object> m) {
+      known(m, "rules[]", "name", "type", "level", "columns", "severity", "action", "blocks", "dimension",
+          "violation", "scope", "metric", "must_be", "warn", "min", "max");
       name = str(m, "name");
       type = str(m, "type");
       level = str(m, "level");
       columns = strings(m.get("columns"));
-      severity = str(m, "severity");
-      action = (String) m.get("action");
-      blocks = Boolean.TRUE.equals(m.get("blocks"));
+      severity = oneOf(m, "severity", SEVERITIES, false);
+      action = oneOf(m, "action", ACTIONS, true);
+      blocks = flag(m, "blocks");
       dimension = (String) m.get("dimension");
       violation = map(m.get("violation"));
       scope = map(m.get("scope"));
@@ -123,9 +131,11 @@ final class CompiledChecks {
 
   @SuppressWarnings("unchecked")
   CompiledChecks(Map<String, Object> checks) {
+    known(checks, "checks", "fields", "rules", "notSamePass", "notes", "gate", "isoDateParse");
     for (Object f : (List<Object>) checks.get("fields")) {
       Map<String, Object> m = (Map<String, Object>) f;
-      fields.add(new Field(str(m, "name"), str(m, "type"), Boolean.TRUE.equals(m.get("pii"))));
+      known(m, "fields[]", "name", "type", "pii");
+      fields.add(new Field(str(m, "name"), str(m, "type"), flag(m, "pii")));
     }
     for (Object r : (List<Object>) checks.get("rules")) {
       rules.add(new Rule((Map<String, Object>) r));
@@ -134,7 +144,8 @@ final class CompiledChecks {
       notSamePass.add(Collections.unmodifiableMap((Map<String, Object>) r));
     }
     Map<String, Object> gate = (Map<String, Object>) checks.get("gate");
-    onFailure = str(gate, "on_failure");
+    known(gate, "gate", "on_failure", "minimum_valid_ratio");
+    onFailure = oneOf(gate, "on_failure", ON_FAILURE, false);
     minimumValidRatio = number(gate.get("minimum_valid_ratio"));
     isoDateParse = checks.get("isoDateParse") instanceof String ? (String) checks.get("isoDateParse") : null;
   }
@@ -163,7 +174,38 @@ final class CompiledChecks {
   }
 
   private static Double number(Object v) {
-    return v instanceof Number ? ((Number) v).doubleValue() : null;
+    if (v != null && !(v instanceof Number)) {
+      throw new IllegalArgumentException("checks: " + v + " is not a number");
+    }
+    return v == null ? null : ((Number) v).doubleValue();
+  }
+
+  private static boolean flag(Map<String, Object> m, String key) {
+    Object v = m.get(key);
+    if (v != null && !(v instanceof Boolean)) {
+      throw new IllegalArgumentException("checks: " + key + ": expected true or false");
+    }
+    return Boolean.TRUE.equals(v);
+  }
+
+  private static String oneOf(Map<String, Object> m, String key, List<String> allowed, boolean optional) {
+    if (optional && m.get(key) == null) {
+      return null;
+    }
+    String v = str(m, key);
+    if (!allowed.contains(v)) {
+      throw new IllegalArgumentException("checks: " + key + ": " + v + " is not one of " + String.join(", ", allowed));
+    }
+    return v;
+  }
+
+  private static void known(Map<String, Object> m, String at, String... keys) {
+    Set<String> allowed = Set.of(keys);
+    for (String key : m.keySet()) {
+      if (!allowed.contains(key)) {
+        throw new IllegalArgumentException("checks: " + at + ": unknown key `" + key + "`");
+      }
+    }
   }
 
   @SuppressWarnings("unchecked")
@@ -172,6 +214,7 @@ final class CompiledChecks {
       return null;
     }
     Map<String, Object> m = (Map<String, Object>) v;
+    known(m, "threshold", "text", "operator", "value", "upper", "unit");
     return new Threshold(str(m, "text"), str(m, "operator"), number(m.get("value")), number(m.get("upper")),
         (String) m.get("unit"));
   }

@@ -51,7 +51,8 @@ final class EnforceSettings {
 
   static EnforceSettings read(SQLConf conf, String appName) {
     for (String key : scala.jdk.javaapi.CollectionConverters.asJava(conf.getAllConfs()).keySet()) {
-      if (key.startsWith("spark.dqgov.") && !KEYS.contains(key)) {
+      // Spark's keys are case-sensitive: spark.DQGOV.enforce is not ours, but it was meant to be
+      if (key.toLowerCase(Locale.ROOT).startsWith("spark.dqgov.") && !KEYS.contains(key)) {
         warnOnce(key + " is not a setting of this extension (" + String.join(", ", new java.util.TreeSet<>(KEYS))
             + "); it is ignored");
       }
@@ -63,13 +64,22 @@ final class EnforceSettings {
     }
     String manifest = conf.getConfString(MANIFEST, conf.getConfString(TRANSFORMER_MANIFEST, ""));
     String history = conf.getConfString(HISTORY, "").trim();
-    return new EnforceSettings(mode.equals("block"), conf.getConfString(PIPELINE, appName),
-        history.isEmpty() ? null : history, manifest.trim());
+    if (history.isEmpty() && conf.contains(HISTORY)) {
+      warnOnce(HISTORY + " is blank; no report history is written");
+    }
+    String pipeline = conf.getConfString(PIPELINE, appName).trim();
+    if (pipeline.isEmpty()) {
+      warnOnce(PIPELINE + " is blank; reports go under the application's name, " + appName);
+      pipeline = appName;
+    }
+    return new EnforceSettings(mode.equals("block"), pipeline, history.isEmpty() ? null : history, manifest.trim());
   }
 
   /** The loaded manifest, or null (not configured, or broken: one warning per path). */
   Manifest manifest() {
     if (manifestPath.isEmpty()) {
+      warnOnce("no manifest is set (" + MANIFEST + "): writes proceed ungoverned"
+          + (block ? ", although " + ENFORCE + "=block" : ""));
       return null;
     }
     Object loaded = MANIFESTS.computeIfAbsent(manifestPath, path -> {

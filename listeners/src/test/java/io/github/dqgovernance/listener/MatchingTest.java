@@ -109,6 +109,23 @@ class MatchingTest {
   }
 
   @Test
+  void aKeyTheFormatDoesNotHaveIsAnError() {
+    // a misspelt key (globs) would otherwise leave its contract matching nothing, with no word
+    ManifestException e = assertThrows(ManifestException.class, () -> manifest(
+        contract("a", "{\"glob\": [\"/x/**\"], \"tables\": [\"t\"]}")));
+    assertEquals("manifest m.json: contracts[0].match: unknown key `glob` (expected datasets, tables, globs)",
+        e.getMessage());
+    e = assertThrows(ManifestException.class, () -> Manifest.parse(
+        "{\"manifestVersion\": 1, \"manifestVersio\": 2, \"contracts\": []}", "m.json"));
+    assertEquals("manifest m.json: (root): unknown key `manifestVersio` (expected manifestVersion, generator, "
+        + "producer, contractFacetSchemaURL, reportColumns, contracts)", e.getMessage());
+    e = assertThrows(ManifestException.class, () -> manifest("{\"contract\": {\"name\": \"a\", \"version\": \"1\"}, "
+        + "\"classificaton\": \"pii\", \"match\": {\"tables\": [\"t\"]}}"));
+    assertEquals("manifest m.json: contracts[0]: unknown key `classificaton` (expected contract, match, owners, tags, "
+        + "documentation, classification, checks)", e.getMessage());
+  }
+
+  @Test
   void jsonReader() throws Json.SyntaxError {
     @SuppressWarnings("unchecked")
     Map<String, Object> doc = (Map<String, Object>) Json.parse(
