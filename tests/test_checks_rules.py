@@ -334,6 +334,35 @@ def test_sums_past_float_precision_are_judged_exactly(spark, tmp_path, mode):
         "warned", "sum(units) 9007199254740993 outside warn = 9007199254740992")
 
 
+@pytest.mark.parametrize("mode", ["split", "counts"])
+def test_a_float_column_and_a_mixed_list_compare_as_written(spark, mode):
+    """A float holds 1.1 as 1.100000023841858, which broke `maximum: 1.1` beside a double; a list mixing 1 and
+    "2.50" compared every value as text, where 1 never equals "1.00"."""
+    from decimal import Decimal
+
+    fields = [{"name": "f", "type": "float", "allowed_values": [1.1, 2], "maximum": 1.1},
+              {"name": "tiny", "type": "float", "minimum": 1e-50},
+              {"name": "d", "type": "decimal(10,2)", "allowed_values": [1, "2.50"]}]
+    rows = [(1.1, 0.0, Decimal("1.00")), (2.0, 1e-30, Decimal("2.50")), ("1.1", "1e-30", Decimal("3.00"))]
+    r = run(spark, [tuple(str(v) for v in row) for row in rows], "f string, tiny string, d string", fields, [],
+            mode=mode)
+    assert {name: r.rule(name).failed_count for name in ("f_allowed_values", "f_range", "tiny_range",
+                                                          "d_allowed_values")} == {
+        "f_allowed_values": 0, "f_range": 1, "tiny_range": 1, "d_allowed_values": 1}  # 0.0 is below 1e-50
+
+
+def test_primary_key_on_two_fields_is_one_key_over_the_tuple(spark):
+    """Each field was its own unique key: (1, x) (1, y) (2, x) failed all three rows, unlike the same contract in ODCS."""
+    fields = [{"name": "a", "type": "int", "primary_key": True}, {"name": "b", "type": "string", "primary_key": True},
+              {"name": "c", "type": "int", "primary_key": False, "unique": True}]
+    assert [(r.name, r.type, r.target_columns) for r in contract(fields).check_rules() if r.type != "type"] == [
+        ("a_not_null", "not_null", ["a"]), ("b_not_null", "not_null", ["b"]), ("c_unique", "unique", ["c"]),
+        ("primary_key", "unique", ["a", "b"]), ("undeclared_columns", "undeclared_columns", [])]
+    r = run(spark, [(1, "x", 1), (1, "y", 2), (2, "x", 3), (2, "x", 4), (3, None, 5)], "a int, b string, c int",
+            fields, [])
+    assert (r.rule("primary_key").failed_count, r.rule("b_not_null").failed_count, r.valid_rows) == (2, 1, 2)
+
+
 @pytest.mark.parametrize(("reference", "reference_type"), [
     ([("1.2345",), ("2.0000",)], "decimal(12,4)"),
     ([(1.234,), (2.0,)], "double"),

@@ -22,6 +22,7 @@ from pyspark.sql.types import (
     BooleanType,
     DataType,
     DecimalType,
+    FloatType,
     IntegralType,
     NumericType,
     StringType,
@@ -226,6 +227,7 @@ def _bound(bound: Any, column_type: DataType | None) -> Column:
 
 
 _MAX_DECIMAL_DIGITS = 38  # Spark's widest decimal
+_FLOAT_RANGE = (1.1754943508222875e-38, 3.4028234663852886e38)  # a float's smallest normal and largest finite
 
 
 def _number(value: Any, column_type: DataType | None) -> Column:
@@ -239,6 +241,11 @@ def _number(value: Any, column_type: DataType | None) -> Column:
         _sign, digits, exponent = exact.as_tuple()
         if max(len(digits), -int(exponent)) <= _MAX_DECIMAL_DIGITS:  # else no decimal holds it: compare as doubles
             return F.lit(exact)
+    if isinstance(value, float) and isinstance(column_type, FloatType) and (
+            value == 0 or _FLOAT_RANGE[0] <= abs(value) <= _FLOAT_RANGE[1]):
+        # a float column holds 1.1 as 1.100000023841858: beside a double 1.1 it would break `maximum: 1.1`. Out of
+        # a float's normal range the bound would round to 0 or infinity, so it stays a double there
+        return F.lit(value).cast("float")
     return F.lit(value)
 
 
@@ -668,9 +675,11 @@ def _not_in(value: Column, dtype: DataType, allowed: list[Any]) -> Column:
     """A present value outside the list, comparing in the column's type when the values fit it."""
     if isinstance(dtype, BooleanType) and all(isinstance(v, bool) for v in allowed):
         return ~value.isin(allowed)
-    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in allowed)
-    if isinstance(dtype, NumericType) and numbers:
-        return ~value.isin([_number(v, dtype) for v in allowed])
+    numbers = [v for v in allowed if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if isinstance(dtype, NumericType) and numbers:  # numbers compare as numbers, quoted ones as text (README)
+        listed = value.isin([_number(v, dtype) for v in numbers])
+        texts = [str(v) for v in allowed if not isinstance(v, (int, float)) or isinstance(v, bool)]
+        return ~(listed | value.cast("string").isin(texts)) if texts else ~listed
     texts = [str(v).lower() if isinstance(v, bool) else str(v) for v in allowed]
     text = value if isinstance(dtype, StringType) else value.cast("string")
     return ~text.isin(texts)

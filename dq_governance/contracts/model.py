@@ -956,13 +956,17 @@ class Contract(_Strict):
 
     def _authored_rules(self) -> list[Any]:
         derived: list[Any] = []
+        key = [path for path, spec in self.iter_fields() if spec.primary_key]
+        composite = len(key) > 1  # one key over the tuple, as in a database: (1, x) and (1, y) are two keys
 
         def walk(fields: list[FieldSpec], prefix: str) -> None:
             for spec in fields:
-                derived.extend(_field_rules(f"{prefix}{spec.name}", spec, nested=bool(prefix)))
+                derived.extend(_field_rules(f"{prefix}{spec.name}", spec, nested=bool(prefix), in_key=composite))
                 walk(spec.fields or [], f"{prefix}{spec.name}.")
 
         walk(self.schema_.fields, "")
+        if composite:
+            derived.append(UniqueRule(type="unique", columns=key, dimension="uniqueness", name="primary_key"))
         derived.extend(_service_level_rules(self.service_level))
         return derived + [_with_expected_volume(rule, self.service_level) for rule in self.quality.rules]
 
@@ -992,9 +996,10 @@ def _named(rules: list[Any]) -> list[Any]:
     return named
 
 
-def _field_rules(path: str, spec: FieldSpec, nested: bool = False) -> list[Any]:
+def _field_rules(path: str, spec: FieldSpec, nested: bool = False, in_key: bool = False) -> list[Any]:
     """Rules a field's shorthands stand for, in a fixed order; a struct's field (`nested`, by its dotted path) has
-    a type rule of its own only when it declares a type (its struct's type covers it otherwise)."""
+    a type rule of its own only when it declares a type (its struct's type covers it otherwise). A `primary_key`
+    field of a composite key (`in_key`) is not null here and unique only as the tuple (the `primary_key` rule)."""
     # a field's date_format goes to the rules that parse dates (a text field's `format: date`, not its type rule)
     type_format = spec.date_format if logical_type(spec.type) in _TEMPORAL_TYPES else None
     out: list[Any] = []
@@ -1003,7 +1008,7 @@ def _field_rules(path: str, spec: FieldSpec, nested: bool = False) -> list[Any]:
                             dimension="validity", name=f"{path}_type"))
     if spec.required or spec.primary_key:
         out.append(NotNullRule(type="not_null", column=path, dimension="completeness", name=f"{path}_not_null"))
-    if spec.unique or spec.primary_key:
+    if spec.unique or (spec.primary_key and not in_key):
         out.append(UniqueRule(type="unique", column=path, dimension="uniqueness", name=f"{path}_unique"))
     if spec.allowed_values is not None:
         out.append(AllowedValuesRule(type="allowed_values", column=path, values=spec.allowed_values,
