@@ -38,8 +38,16 @@ def resolve_contract(contract: Any) -> tuple[Contract, str | None]:
     validate_contract_argument(contract)
     from dq_governance.contracts.load import load_contract
 
-    location = str(contract) if isinstance(contract, (str, Path)) and Path(str(contract)).is_file() else None
+    location = str(contract) if isinstance(contract, (str, Path)) and _is_file(str(contract)) else None
     return load_contract(contract), location
+
+
+def _is_file(text: str) -> bool:
+    """Whether `text` names a file; YAML text is too long a name for the OS (an OSError, not False)."""
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def validate_contract_argument(contract: Any) -> Any:

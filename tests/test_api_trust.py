@@ -258,3 +258,13 @@ def test_a_decorated_method_gets_self_and_keeps_its_result(frame):
     assert sorted(r["id"] for r in jobs.people(min_id=2).collect()) == [3]
     assert Jobs.people.__name__ == jobs.people.__name__ == "people"
     jobs.people.last_result.release()
+
+
+def test_yaml_text_longer_than_a_file_name_loads():
+    """YAML text of 256+ bytes with no `/` was asked whether it names a file: OSError (File name too long)."""
+    from dq_governance.api import resolve_contract
+
+    text = ('contract: {name: long_text, version: "1.0.0", description: "%s"}\ndataset: {name: t}\n'
+            "schema:\n  fields:\n    - {name: id, type: long}\n") % ("x" * 300)
+    contract, location = resolve_contract(text)
+    assert (contract.name, contract.contract.description, location) == ("long_text", "x" * 300, None)

@@ -94,6 +94,24 @@ def test_check_time_parser_refuses_anything_but_corrected(spark, time_parser):
 
 
 @pytest.mark.spark
+@pytest.mark.parametrize("field", [{"format": "timestamp"}, {"format": "date"}])
+def test_a_date_or_timestamp_format_without_a_pattern_refuses_a_legacy_session_too(spark, time_parser, field):
+    """`format: timestamp` reads text with the pattern parser too: under LEGACY "2024-1-1 1:2:3" passed it."""
+    from dq_governance import check
+
+    contract = {"contract": {"name": "t", "version": "1.0.0"}, "dataset": {"name": "t"},
+                "schema": {"fields": [{"name": "ts", "type": "string", **field}]}}
+    frame = spark.createDataFrame([("2024-1-1 1:2:3",)], "ts string")
+    time_parser("LEGACY")
+    with pytest.raises(ConfigError, match=r"^spark.sql.legacy.timeParserPolicy=LEGACY: "):
+        check(frame, contract)
+    time_parser("CORRECTED")
+    result = check(frame, contract)
+    assert (result.rule("ts_format").failed_count, result.valid_rows) == (1, 0)
+    result.release()
+
+
+@pytest.mark.spark
 def test_an_unset_time_parser_policy_is_the_servers_default(spark, time_parser):
     time_parser(None)
     assert compat.time_parser_policy(spark) == {3: "EXCEPTION", 4: "CORRECTED"}[SPARK_MAJOR]

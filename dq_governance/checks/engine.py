@@ -454,8 +454,11 @@ def evaluate(
     if previous:  # re-checking annotated data (e.g. a quarantine table): the old annotations are replaced
         df = df.drop(*previous)
 
-    if any(getattr(item, "date_format", None) for item in [*contract.fields, *rules]):
-        compat.check_time_parser(spark)  # before any Spark work: 3.5's default policy aborts the pass instead
+    if any(getattr(item, "date_format", None) for item in [*contract.fields, *rules]) or any(
+            rule.type == "format" and rule.format in ("date", "timestamp") for rule in rules):
+        # the pattern parser reads these (a date or timestamp format, named or not): under 3.5's default policy it
+        # aborts the pass, and under LEGACY it takes text such as "2024-1-1 1:2:3" as valid
+        compat.check_time_parser(spark)  # before any Spark work
     ctx, plans = build_rules(spark, df, contract, rules, volume_history=volume_history)
     stage, fields = ctx.stage, ctx.fields
     ctx.now, ctx.previous_schema = now, previous_schema
