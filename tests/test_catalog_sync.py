@@ -576,3 +576,11 @@ def test_date_range_bounds_reach_both_catalogs_as_iso_text(tmp_path, capsys):
     assert values == [("maxValue", "2024-12-31"), ("minValue", "2024-01-01")]
     assert ("  note: events: rule day_range_2 not pushed to OpenMetadata, nor its results: columnValuesToBeBetween "
             "is inclusive and the rule excludes its maximum\n") in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("url", ["", "  "])
+def test_a_blank_url_is_refused_not_taken_for_a_dry_run(tmp_path, capsys, url):
+    """`--url "$UNSET_VAR"` fell through to a dry run: nothing was pushed, and the run looked finished."""
+    assert main(["sync", "--catalog", "datahub", "--url", url, SEED]) == 2
+    assert capsys.readouterr().err == "dqgov: error: the datahub URL given is blank; leave it out for a dry run\n"
+    assert not list(tmp_path.iterdir())

@@ -245,6 +245,33 @@ def test_a_double_past_a_floats_range_does_not_convert(spark):
         result.release()
 
 
+@pytest.mark.parametrize("zone", ["UTC", "America/New_York", "America/Sao_Paulo"])
+def test_text_declared_timestamp_ntz_keeps_its_wall_clock_in_any_session_zone(spark, zone):
+    """Parsed as a timestamp and cast back, 02:30 in New York's spring gap (2024-03-10) became 03:30, and
+    00:30 in Sao Paulo's (2018-11-04) 01:30: a value that was never in the data, published green."""
+    from datetime import datetime
+
+    before = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", zone)
+    frame = spark.sql("select * from values (1, '2024-03-10 02:30:00', '10/03/2024 02:30'), "
+                      "(2, '2018-11-04 00:30:00', '04/11/2018 00:30'), (3, '2024-02-30 01:00:00', '30/02/2024 01:00'), "
+                      "(4, '2024-03-10T02:30:00', 'x') as t(id, plain, patterned)")
+    checked = Contract.model_validate({
+        "contract": {"name": "t", "version": "1.0.0"}, "dataset": {"name": "t"},
+        "schema": {"fields": [{"name": "id", "type": "int"}, {"name": "plain", "type": "timestamp_ntz"},
+                              {"name": "patterned", "type": "timestamp_ntz", "date_format": "dd/MM/yyyy HH:mm"}]}})
+    try:
+        result = dq.check(frame, checked)
+        rows = {r["id"]: (r["plain"], r["patterned"]) for r in result.valid_df.collect()}
+        assert {r.name: r.failed_count for r in result.rules if r.type == "type"} == {
+            "id_type": 0, "plain_type": 1, "patterned_type": 2}
+        assert rows == {1: (datetime(2024, 3, 10, 2, 30), datetime(2024, 3, 10, 2, 30)),
+                        2: (datetime(2018, 11, 4, 0, 30), datetime(2018, 11, 4, 0, 30))}
+        result.release()
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", before)
+
+
 def test_a_double_declared_decimal_rounds_to_the_scale(spark):
     frame = spark.sql("select * from values (1, 1.005d), (2, 0.1d + 0.2d) as t(id, v)")
     result = dq.check(frame, contract("v", "decimal(10,2)"))

@@ -125,6 +125,8 @@ def catalog_url(catalog: str, url: str | None, project: ProjectConfig | None) ->
     from dq_governance.project_config import ProjectConfig
 
     spec = _spec(catalog)
+    if url is not None and not url.strip():  # `--url "$UNSET_VAR"`: a mistake, not a request for a dry run
+        raise ConfigError(f"the {catalog} URL given is blank; leave it out for a dry run")
     return url or os.environ.get(spec.url_env) or (project or ProjectConfig()).section(catalog).url or None
 
 

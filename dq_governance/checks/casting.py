@@ -38,7 +38,7 @@ from pyspark.sql.types import (
 )
 
 from dq_governance.checks import compat
-from dq_governance.checks.formats import parse_date, parse_timestamp
+from dq_governance.checks.formats import parse_date, parse_timestamp, parse_timestamp_ntz
 from dq_governance.errors import ContractError
 from dq_governance.identifiers import quote_identifier
 
@@ -198,8 +198,10 @@ def _from_text(raw: str | Column, declared: DataType, date_format: str | None,
     """A text value parsed as `declared` (null when it does not parse)."""
     if isinstance(declared, DateType):
         return parse_date(raw, date_format)
-    if isinstance(declared, (TimestampType, TimestampNTZType)):
-        return parse_timestamp(raw, date_format).cast(declared)
+    if isinstance(declared, TimestampNTZType):
+        return parse_timestamp_ntz(raw, date_format)
+    if isinstance(declared, TimestampType):
+        return parse_timestamp(raw, date_format)
     if isinstance(declared, (ArrayType, MapType, StructType)):
         return _from_json(compat.column(raw), declared, formats)
     if isinstance(declared, DecimalType):

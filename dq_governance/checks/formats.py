@@ -186,6 +186,31 @@ def parse_timestamp(col: str | Column, date_format: str | None) -> Column:
     return compat.try_cast(col, "timestamp")
 
 
+def parse_timestamp_ntz(col: str | Column, date_format: str | None) -> Column:
+    """Text as timestamp_ntz: the wall-clock value as written, whatever the session time zone.
+
+    Parsed as a timestamp, text moves with the session zone: `2024-03-10 02:30` falls in New York's spring
+    gap and became 03:30. So text without a pattern takes Spark's own timestamp_ntz cast, and a pattern that
+    names no zone is parsed at offset +00:00 (appended to text and pattern), whose instant counts the same
+    microseconds from the epoch as the wall clock does (added to the ntz epoch, which has no zone to shift).
+    """
+    if not date_format:
+        return compat.try_cast(col, "timestamp_ntz")
+    if _ZONE_LETTERS & set(re.sub(r"'[^']*'", "", date_format)):  # the text says its zone: an instant
+        return parse_timestamp(col, date_format).cast("timestamp_ntz")
+    text = compat.column(col)
+    at_utc = _parse_pattern(F.concat(text, F.lit("|+00:00")), date_format + "'|'xxx")
+    overflow = year_overflow_regex(date_format)
+    micros = F.unix_micros(at_utc if overflow is None else F.when(~text.rlike(overflow), at_utc))
+    days = F.floor(micros / F.lit(_MICROS_A_DAY))
+    seconds = ((micros - days * F.lit(_MICROS_A_DAY)) / F.lit(1_000_000)).cast("decimal(18,6)")
+    return F.lit("1970-01-01 00:00:00").cast("timestamp_ntz") + F.make_dt_interval(days.cast("int"), F.lit(0),
+                                                                                    F.lit(0), seconds)
+
+
+_MICROS_A_DAY = 86_400_000_000
+
+
 def _digit(text: Column, position: int) -> Column:
     """The numeric value of the character at a 1-based position: ascii - 48 (also for CNPJ letters)."""
     return F.ascii(F.substring(text, position, 1)) - F.lit(48)

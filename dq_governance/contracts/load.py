@@ -302,6 +302,9 @@ def _odcs_unchecked(doc: SourceDocument, contract: Contract) -> list[LintIssue]:
         what = entry.get("property") if isinstance(entry, dict) else None
         out.append(doc.issue(_node_path(doc.data, lambda n, e=entry: n == e), f"SLA property `{what}` has no "
                              "equivalent rule: kept for export, not evaluated", severity="warning"))
+    if (kept.get("document") or {}).get("servers") and isinstance(doc.data, Mapping) and "servers" in doc.data:
+        out.append(doc.issue(("servers",), "servers are not read: a run reads the dataset from its caller's input "
+                             "or the schema object's `path` custom property; kept for export", severity="warning"))
     return out + _unread_custom_properties(doc, kept)
 
 
