@@ -38,7 +38,7 @@ from pyspark.sql.types import (
 )
 
 from dq_governance.checks import compat
-from dq_governance.checks.formats import parse_date, parse_timestamp, parse_timestamp_ntz
+from dq_governance.checks.formats import TEMPORAL_TYPES, parse_date, parse_timestamp, parse_timestamp_ntz
 from dq_governance.errors import ContractError
 from dq_governance.identifiers import quote_identifier
 
@@ -101,9 +101,6 @@ def convert(
     return Conversion(typed, can_fail=True, text_source=False)
 
 
-_TIMES = (DateType, TimestampType, TimestampNTZType)
-
-
 def comparable(raw: str, raw_type: DataType, declared: DataType) -> Column:
     """Another dataset's value (SQL text of its column) as compared with a column of type `declared`.
 
@@ -112,7 +109,7 @@ def comparable(raw: str, raw_type: DataType, declared: DataType) -> Column:
     converts exactly (null otherwise): try_cast would round 1.2345 to 1.23 and make it equal to a key it is not.
     """
     if (isinstance(raw_type, NumericType) and isinstance(declared, NumericType)) or (
-            isinstance(raw_type, _TIMES) and isinstance(declared, _TIMES)):
+            isinstance(raw_type, TEMPORAL_TYPES) and isinstance(declared, TEMPORAL_TYPES)):
         return compat.column(raw)
     return convert(raw, raw_type, declared).typed
 

@@ -54,15 +54,17 @@ def _parse_date_pattern(col: Column, date_format: str) -> Column:
     return F.to_date(_parse_pattern(col, date_format))
 
 
-def _parse_pattern(col: Column, pattern: str) -> Column:
-    """try_to_timestamp with `pattern`, where text whose year could overflow the parser is null without parsing.
+def _parse_pattern(col: Column, pattern: str, offset: str | None = None) -> Column:
+    """try_to_timestamp with `pattern`, where text whose year could overflow the parser is null without parsing;
+    with `offset` (`+00:00`), text and pattern carry that offset, so the session time zone plays no part.
 
     Spark's pattern parser turns a year past about ±290,000 into a long overflow (an ArithmeticException, which
     try_to_timestamp does not catch), so one such value aborted the whole pass, and inside a write governed by
     the session extension, the user's job. year_overflow_regex finds those years in the text.
     """
     overflow = year_overflow_regex(pattern)
-    parsed = F.try_to_timestamp(col, F.lit(pattern))
+    text, layout = (col, pattern) if offset is None else (F.concat(col, F.lit(f"|{offset}")), f"{pattern}'|'xxx")
+    parsed = F.try_to_timestamp(text, F.lit(layout))
     return parsed if overflow is None else F.when(~col.rlike(overflow), parsed)
 
 
@@ -198,10 +200,7 @@ def parse_timestamp_ntz(col: str | Column, date_format: str | None) -> Column:
         return compat.try_cast(col, "timestamp_ntz")
     if _ZONE_LETTERS & set(re.sub(r"'[^']*'", "", date_format)):  # the text says its zone: an instant
         return parse_timestamp(col, date_format).cast("timestamp_ntz")
-    text = compat.column(col)
-    at_utc = _parse_pattern(F.concat(text, F.lit("|+00:00")), date_format + "'|'xxx")
-    overflow = year_overflow_regex(date_format)
-    micros = F.unix_micros(at_utc if overflow is None else F.when(~text.rlike(overflow), at_utc))
+    micros = F.unix_micros(_parse_pattern(compat.column(col), date_format, offset="+00:00"))
     days = F.floor(micros / F.lit(_MICROS_A_DAY))
     seconds = ((micros - days * F.lit(_MICROS_A_DAY)) / F.lit(1_000_000)).cast("decimal(18,6)")
     return F.lit("1970-01-01 00:00:00").cast("timestamp_ntz") + F.make_dt_interval(days.cast("int"), F.lit(0),
@@ -290,7 +289,7 @@ FORMATS: dict[str, Callable[[str | Column, str | None], Column]] = {
     "cnpj": lambda col, _fmt: cnpj_valid(col),
 }
 
-_TEMPORAL = (DateType, TimestampType, TimestampNTZType)
+TEMPORAL_TYPES = (DateType, TimestampType, TimestampNTZType)
 
 
 def is_valid(name: str, col: str | Column, date_format: str | None = None, dtype: DataType | None = None) -> Column:
@@ -299,7 +298,7 @@ def is_valid(name: str, col: str | Column, date_format: str | None = None, dtype
     if builder is None:
         raise ContractError(f"unknown format {name!r}; known: {', '.join(sorted(FORMATS))}")
     sql, col = col, compat.column(col)
-    if name in ("date", "timestamp") and isinstance(dtype, _TEMPORAL):
+    if name in ("date", "timestamp") and isinstance(dtype, TEMPORAL_TYPES):
         return F.when(col.isNotNull(), F.lit(True))  # already a typed date/timestamp
     if dtype is not None and not isinstance(dtype, StringType) and name in ("date", "timestamp"):
         return col.cast("string").isNotNull()

@@ -141,6 +141,37 @@ def test_numbers_are_judged_as_written_on_connect(spark):
         result.release()
 
 
+def test_references_and_wall_clock_text_are_read_as_written_on_connect(spark):
+    """A reference 1.234 is not the key 1.23, a decimal(12,4) source is summed in its own type, and text declared
+    timestamp_ntz keeps its wall clock in New York's spring gap, on Connect as on a classic session."""
+    from datetime import datetime
+
+    from dq_governance.contracts.model import Contract
+
+    spark.createDataFrame([(1.234, Decimal("1.0040")), (2.0, Decimal("1.0040"))], "id double, amount decimal(12,4)") \
+        .createOrReplaceTempView("dqgov_connect_ref")
+    df = spark.createDataFrame([("2.00", "1.00", "10/03/2024 02:30"), ("1.23", "1.00", "x")],
+                               "k string, amount string, ts string")
+    doc = Contract.model_validate({
+        "contract": {"name": "refs", "version": "1.0.0"}, "dataset": {"name": "r"},
+        "schema": {"fields": [{"name": "k", "type": "decimal(10,2)"}, {"name": "amount", "type": "decimal(10,2)"},
+                              {"name": "ts", "type": "timestamp_ntz", "date_format": "dd/MM/yyyy HH:mm"}]},
+        "quality": {"rules": [
+            {"type": "foreign_key", "column": "k", "reference": {"table": "dqgov_connect_ref", "column": "id"}},
+            {"type": "reconcile", "name": "rec", "source": {"table": "dqgov_connect_ref"}, "sum_columns": ["amount"]}]}})
+    before = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    try:
+        result = dq_governance.check(df, doc)
+        assert [result.rule(n).failed_count for n in ("k_foreign_key", "ts_type")] == [1, 1]
+        assert result.rule("rec").message == "sum(amount) differs from source by 0.008 (tolerance 0)"
+        assert [r["ts"] for r in result.valid_df.collect()] == [datetime(2024, 3, 10, 2, 30)]  # row 2 breaks both
+        result.release()
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", before)
+        spark.catalog.dropTempView("dqgov_connect_ref")
+
+
 def test_run_seed_lab_blocked_leaves_the_target_untouched(spark, tmp_path):
     events_file = tmp_path / "events.jsonl"
     outs = {"target": str(tmp_path / "orders"), "quarantine": str(tmp_path / "quarantine"),

@@ -289,6 +289,16 @@ public final class Manifest {
     return dot < 0 ? table : table.substring(dot + 1);
   }
 
+  /** The first key of {@code map} that is not one of {@code allowed}, or null: the format's keys, no others. */
+  public static String unknownKey(Map<String, Object> map, List<String> allowed) {
+    for (String key : map.keySet()) {
+      if (!allowed.contains(key)) {
+        return key;
+      }
+    }
+    return null;
+  }
+
   /** Typed access to the parsed document; every failure names the file and the field path. */
   private static final class Reader {
     private final String source;
@@ -303,11 +313,9 @@ public final class Manifest {
 
     /** Refuses a key the manifest format does not have: a misspelt one would otherwise be ignored in silence. */
     void known(Map<String, Object> map, String at, String... keys) throws ManifestException {
-      List<String> allowed = List.of(keys);
-      for (String key : map.keySet()) {
-        if (!allowed.contains(key)) {
-          throw error(at, "unknown key `" + key + "` (expected " + String.join(", ", allowed) + ")");
-        }
+      String unknown = unknownKey(map, List.of(keys));
+      if (unknown != null) {
+        throw error(at, "unknown key `" + unknown + "` (expected " + String.join(", ", keys) + ")");
       }
     }
 

@@ -1,10 +1,10 @@
 package io.github.dqgovernance.spark;
 
+import io.github.dqgovernance.listener.Manifest;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * One contract's same-pass checks as {@code dqgov manifest} compiled them ({@code checks} of a manifest entry).
@@ -200,11 +200,9 @@ final class CompiledChecks {
   }
 
   private static void known(Map<String, Object> m, String at, String... keys) {
-    Set<String> allowed = Set.of(keys);
-    for (String key : m.keySet()) {
-      if (!allowed.contains(key)) {
-        throw new IllegalArgumentException("checks: " + at + ": unknown key `" + key + "`");
-      }
+    String unknown = Manifest.unknownKey(m, List.of(keys));
+    if (unknown != null) {
+      throw new IllegalArgumentException("checks: " + at + ": unknown key `" + unknown + "`");
     }
   }
 
