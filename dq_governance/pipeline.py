@@ -61,6 +61,8 @@ class Run:
     # produced by the stages
     quarantined_before: set[tuple[Any, ...]] | None = None  # (pipeline, contract, disposition) its partition held
     published_before: bool | None = None  # an earlier attempt of the run published (`_published_before`)
+    kept_earlier: bool = False  # Delta skipped the target: the run keeps its earlier attempt's outputs
+    input: tuple[str, str, tuple[str, str] | None] | None = None  # `input_dataset`, resolved once
     volume_history: dict[str, list[int]] | None = None  # volume rule name -> its earlier counts
     previous_schema: dict[str, str] | None = None
     result: CheckResult | None = None
@@ -128,7 +130,7 @@ def check(run: Run) -> None:
     run.masking = run.result.masking = masking_state(run.contract, run.mask, run.df.columns)
     from dq_governance.lineage.jvm_registry import record_results
 
-    namespace, name = input_identity(run.source, run.contract)
+    namespace, name, _ = input_dataset(run)
     record_results(run.df.sparkSession, namespace, name, run.result, contract=run.contract)
 
 
@@ -187,7 +189,8 @@ def stage(run: Run) -> None:
             continue
         try:
             with writing(kind, output.location):
-                run.staged[kind] = stage_output(run.frames[kind], output, run_id=run.run_id, pipeline=run.pipeline)
+                run.staged[kind] = stage_output(run.frames[kind], output, run_id=run.run_id, pipeline=run.pipeline,
+                                               contract=run.contract.name)
         except Exception:
             discard(run)
             raise
@@ -216,33 +219,57 @@ def verify(run: Run) -> None:
 
 
 def promote(run: Run) -> None:
-    """Staged outputs into place, quarantine first; if the target's promotion then fails, the quarantine's run
-    partition is removed again before the error is raised (the run publishes nothing)."""
+    """Staged outputs into place.
+
+    When the quarantine's run partition is empty, it is promoted first: if the target's promotion then fails, the
+    partition is removed again before the error is raised (the run publishes nothing). When it holds an earlier
+    attempt's rows, the target goes first, so a target that fails leaves those rows as they are (they could not be
+    put back). When Delta skips the target (its append of the run committed before), the quarantine and report
+    rows stay the earlier attempt's as well, so one run's outputs come from one attempt.
+    """
     from dq_governance.publish.writer import dataset_identity, remove_run_partition, writing
 
     result = run.result
     assert result is not None
     spark = run.df.sparkSession
+    earlier = any((pipeline, contract) == (run.pipeline, run.contract.name)
+                  for pipeline, contract, _ in run.quarantined_before or ())
+    order = ("target", "quarantine") if earlier else ("quarantine", "target")
+    target = run.staged.get("target")
     promoted = []
-    for kind in ("quarantine", "target"):
+    for kind in order:
         item = run.staged.get(kind)
         if item is None:
             continue
-        try:
-            with writing(kind, item.output.location):
-                item.promote()
-        except Exception:
-            discard(run)  # what is still staged
-            for done in promoted:
-                log.warning("%s: promoting the %s failed; removing run %s from %s", result.contract_name, kind,
-                            run.run_id, done.output.location)
-                remove_run_partition(spark, done.output, run.run_id)
-            raise
-        promoted.append(item)
+        if kind == "quarantine" and target is not None and target.skipped:
+            item.discard()
+            item.skipped = True
+        else:
+            try:
+                with writing(kind, item.output.location):
+                    item.promote()
+            except Exception:
+                discard(run)  # what is still staged
+                if target in promoted:
+                    log.warning("%s: promoting the quarantine failed after run %s was published to %s",
+                                result.contract_name, run.run_id, target.output.location)
+                _undo_quarantine(run, [done for done in promoted if done is not target], kind)
+                raise
+            promoted.append(item)
         namespace, name = dataset_identity(spark, item.output)
         run.written.append({"namespace": namespace, "name": name, "rows": item.rows, "kind": kind,
                             "location": item.output.location, "format": item.output.format,
                             "retry_skipped": item.skipped, "schema": item.schema})
+    if target is not None and target.skipped:
+        run.kept_earlier = True
+        quarantine = run.staged.get("quarantine")
+        if quarantine is not None and quarantine in promoted:  # promoted before the skip was known: taken back
+            remove_run_partition(spark, quarantine.output, run.run_id)
+            quarantine.skipped = True
+            for out in run.written:
+                out["retry_skipped"] = out["retry_skipped"] or out["kind"] == "quarantine"
+        log.warning("%s: run %s was already published to %s; Delta kept that attempt's rows, and the run keeps its "
+                    "quarantine and report rows too", result.contract_name, run.run_id, target.output.location)
     result.published = "target" in run.staged or (run.target is None and not run.routing.blocked)
     # the lineage events get the schema as published (undeclared columns, masked types); the result, plain data
     result.outputs = [{k: v for k, v in out.items() if k != "schema"} for out in run.written]
@@ -253,12 +280,22 @@ def promote(run: Run) -> None:
                     ", ".join(run.routing.kept_error_rules))
 
 
+def _undo_quarantine(run: Run, promoted: list[Any], failed: str) -> None:
+    """Take a promoted quarantine's run partition back out after the target failed (a first attempt)."""
+    from dq_governance.publish.writer import remove_run_partition
+
+    for done in promoted:
+        log.warning("%s: promoting the %s failed; removing run %s from %s", run.contract.name, failed, run.run_id,
+                    done.output.location)
+        remove_run_partition(run.df.sparkSession, done.output, run.run_id)
+
+
 def write_report(run: Run) -> None:
     """One history row per rule; then the failed-row sample, read from the kept rows before their release."""
     result = run.result
     assert result is not None
     moves_rows = run.target is not None or run.quarantine is not None
-    if run.report and moves_rows and not result.published and _published_before(run):
+    if run.report and moves_rows and (run.kept_earlier or not result.published and _published_before(run)):
         log.warning("%s: run %s already published; this attempt's report rows were not written to %s (the run "
                     "keeps its published attempt's rows there)", result.contract_name, run.run_id, run.report)
     elif run.report:
@@ -296,8 +333,8 @@ def execute(run: Run) -> CheckResult:
             emitter.close()  # refused before START: no event
         raise
     if emitter is not None:
-        namespace, name = input_identity(run.source, run.contract)
-        emitter.start(input_namespace=namespace, input_name=name)
+        namespace, name, symlink = input_dataset(run)
+        emitter.start(input_namespace=namespace, input_name=name, input_symlink=symlink)
     try:
         for step in STAGES:
             if run.outputs or step not in _ROW_STAGES:
@@ -391,6 +428,20 @@ def masking_state(contract: Contract, mask: bool, columns: list[str]) -> str:
         log.warning("%s: masking disabled; PII columns are published unmasked", contract.name)
         return "disabled"
     return "applied"
+
+
+def input_dataset(run: Run) -> tuple[str, str, tuple[str, str] | None]:
+    """The input as the Spark listener names it, and its `symlinks` identifier: a catalog table by its location,
+    with its `db.table` (so the check's quality and contract meet the listener's lineage on one node)."""
+    if run.input is None:
+        source = run.source
+        table = None
+        if source and not ("://" in source or source.startswith("file:") or "/" in source):
+            from dq_governance.publish.writer import table_identity
+
+            table = table_identity(run.df.sparkSession, source)
+        run.input = table or (*input_identity(source, run.contract), None)
+    return run.input
 
 
 def input_identity(source: str | None, contract: Contract) -> tuple[str, str]:

@@ -324,6 +324,9 @@ def remote(url: str) -> Any:
     if not url.startswith("sc://"):
         raise ConfigError(f"--remote {url}: a Spark Connect URL looks like sc://HOST:PORT")
     _reachable(url)
+    from dq_governance.checks.compat import quiet_query_context_loggers
+
+    quiet_query_context_loggers()  # they would print a failed check's values (lineage.spark.spark_session)
     try:
         from pyspark.sql import SparkSession
 

@@ -5,9 +5,11 @@ path of `api.run`): valid rows to `target`, invalid rows to `quarantine`, report
 the same `schema.undeclared_columns` policy and masks (`api.routed_outputs`).
 
 Exactly once, for retries of a batch id (Spark replays the last uncommitted batch after a restart):
-- every output is written by replacing partitions keyed by the batch: the target by `_dq_batch_id`,
+- every output is written by replacing partitions keyed by the batch: the target by `_dq_stream` (12 hex
+  digits naming the query: its pipeline and checkpoint) and `_dq_batch_id`,
   the quarantine by `_dq_run_id` (a run id derived from the stream and the batch id), the report by
-  `pipeline/run_id`. A replayed batch rewrites the same partitions, so no row is written twice;
+  `pipeline/run_id`. A replayed batch rewrites the same partitions, so no row is written twice; another
+  query on the same target (a new checkpoint restarts batch ids at 0) writes partitions of its own;
 - after all writes, a marker `<checkpoint>/dq_commits/batch=<id>` is created; a batch whose marker
   exists is skipped entirely (no write, no report row, no lineage event).
 
@@ -21,8 +23,9 @@ ConfigError as a one-line ConfigError, each chained from Spark's StreamingQueryE
 
 Uniqueness: within a batch it is exact (the engine's unique rules). Across batches it needs state:
 - `key_table=PATH`: the keys of every published row, one parquet partition per batch
-  (`PATH/<rule>/_dq_batch_id=<id>`), are the state. A key with a PII column is stored as its keyed HMAC
-  (the contract's masking key, normalised by the field's `format`), never as read. Each batch's rows whose
+  (`PATH/<rule>/_dq_stream=<query>/_dq_batch_id=<id>`), are the state, shared by the queries that use it. A
+  key with a PII column is stored as its keyed HMAC (the contract's masking key, normalised by the field's
+  `format`), never as read. Each batch's rows whose
   key was published by an earlier batch fail the rule `<rule>_across_batches` and go to quarantine. The table
   grows with the number of distinct keys; prune old partitions to bound it (keys older than that are
   forgotten).
@@ -67,6 +70,7 @@ from dq_governance.session import first_line, is_connect, mark, path_exists
 log = logging.getLogger(__name__)
 
 BATCH_COL = "_dq_batch_id"
+STREAM_COL = "_dq_stream"
 #: the key-table flags: `_dq_` columns are ours, so no undeclared-columns policy or rule ever sees them as data
 SEEN_PREFIX = "_dq_seen"
 _NAMESPACE = uuid.UUID("6b1f9d5e-0c57-4bb4-9d8a-5f0d8f3a2c11")  # fixed: run ids are stable across restarts
@@ -202,6 +206,11 @@ def termination_reason(error: Any) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), type(error).__name__)
 
 
+def stream_tag(stream_key: str) -> str:
+    """The `_dq_stream` partition value of a query: 12 hex digits, the same on every restart of its checkpoint."""
+    return uuid.uuid5(_NAMESPACE, stream_key).hex[:12]
+
+
 def batch_run_id(stream_key: str, batch_id: int) -> str:
     """The run id of one micro-batch: the same for every retry of the batch."""
     return str(uuid.uuid5(_NAMESPACE, f"{stream_key}#batch={int(batch_id)}"))
@@ -288,7 +297,8 @@ class _BatchChecker:
         self.source = source
         self.mask = mask
         self.stream_key = stream_key
-        self.target = Output(target, "parquet", "replace_partitions", partition_by=[BATCH_COL])
+        self.stream = stream_tag(stream_key)
+        self.target = Output(target, "parquet", "replace_partitions", partition_by=[STREAM_COL, BATCH_COL])
         self.quarantine = Output(quarantine, "parquet", "replace_partitions", partition_by=[policy.RUN_ID_COL])
         self.unique_keys = [(rule.name, list(rule.target_columns)) for rule in contract.rules()
                             if rule.type == "unique" and not rule.filter]
@@ -354,7 +364,7 @@ class _BatchChecker:
         if self.key_fingerprint is not None:  # Connect: this worker's key must be the client's
             self.verify_worker_key(batch_id)
         run_id = batch_run_id(self.stream_key, batch_id)
-        df = batch_df.withColumn(BATCH_COL, F.lit(int(batch_id)).cast("long"))
+        df = batch_df.withColumns({STREAM_COL: F.lit(self.stream), BATCH_COL: F.lit(int(batch_id)).cast("long")})
         contract = self.contract
         if self.key_table and self.unique_keys:
             df, contract = self._flag_seen_keys(df, batch_id)
@@ -409,8 +419,9 @@ class _BatchChecker:
             where = self._keys_dir(name)
             if not path_exists(spark, where):
                 continue
+            this_batch = (F.col(STREAM_COL) == self.stream) & (F.col(BATCH_COL) == int(batch_id))
             known = (spark.read.option("basePath", where).parquet(where)
-                     .where(F.col(BATCH_COL) != int(batch_id)).drop(BATCH_COL).distinct())
+                     .where(~this_batch).drop(STREAM_COL, BATCH_COL).distinct())
             aliases = [f"__dq_seen{index}_{j}" for j in range(len(columns))]
             known = known.select(*[F.col(f"`{c}`").alias(a) for c, a in zip(columns, aliases)]).withColumn(
                 f"{SEEN_PREFIX}{index}", F.lit(True))
@@ -443,8 +454,9 @@ class _BatchChecker:
                 probes = {c: f"__dq_probe_{j}" for j, c in enumerate(columns)}
                 keys = self._pseudonyms(keys, probes).select(*[F.col(p).alias(c) for c, p in probes.items()])
             keys = keys.select(*[F.col(f"`{c}`").cast("string").alias(c) for c in columns]).distinct()
-            keys = keys.withColumn(BATCH_COL, F.lit(int(batch_id)).cast("long"))
-            replace_partitions(keys.coalesce(1), self._keys_dir(name), [BATCH_COL], run_id=f"keys{int(batch_id)}")
+            keys = keys.withColumns({STREAM_COL: F.lit(self.stream), BATCH_COL: F.lit(int(batch_id)).cast("long")})
+            replace_partitions(keys.coalesce(1), self._keys_dir(name), [STREAM_COL, BATCH_COL],
+                               run_id=f"keys-{self.stream}-{int(batch_id)}")
 
     def _pseudonyms(self, df: Any, columns: dict[str, str]) -> Any:
         """`df` plus each key column's keyed HMAC under its alias (the contract's masking key)."""

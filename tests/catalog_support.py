@@ -132,7 +132,9 @@ class OMState:
     lineage: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     ids: dict[str, str] = field(default_factory=dict)  # entity name -> id to hand out
     counter: int = 0
-    stored_then_503: int = 0  # the next N test case results are stored, then answered 503 (a proxy timing out)
+    # write kind ("result", "table patch", "contract result") -> how many of the next such writes are stored,
+    # then answered 503 (a proxy timing out)
+    stored_then_503: dict[str, int] = field(default_factory=dict)
 
     lock: Any = field(default_factory=threading.Lock)
 
@@ -238,8 +240,13 @@ class OMServer:
         assert request.headers["Content-Type"] == "application/json-patch+json"
         table_id = self._last(request)
         fqn = next(f for f, t in self.state.tables.items() if t["id"] == table_id)
-        self.state.tables[fqn] = apply_json_patch(self.state.tables[fqn], json.loads(request.body))
-        return _json(200, self.state.tables[fqn])
+        patched = apply_json_patch(self.state.tables[fqn], json.loads(request.body))
+        owners = patched.get("owners") or []
+        if any(o["type"] == "team" for o in owners) and len(owners) > 1:  # the server's default data asset rule
+            return _json(400, {"code": 400, "message": "Rule [Multiple Users or Single Team Ownership] validation "
+                                                       "failed: Entity does not satisfy the rule."})
+        self.state.tables[fqn] = patched
+        return self._stored("table patch", patched)
 
     def get_principal(self, request: Any):
         kind = urlsplit(request.url).path.split("/")[-3]
@@ -283,7 +290,8 @@ class OMServer:
         body = json.loads(request.body)
         link = body["entityLink"].strip("<>#").split("::")
         table = link[2]
-        fqn = f"{table}.{link[4]}.{body['name']}" if len(link) > 3 else f"{table}.{body['name']}"
+        name = f'"{body["name"]}"' if "." in body["name"] else body["name"]  # as the server quotes a dotted name
+        fqn = f"{table}.{link[4]}.{name}" if len(link) > 3 else f"{table}.{name}"
         existing = self.state.test_cases.get(fqn, {})
         case = {**existing, **copy.deepcopy(body), "id": existing.get("id") or self.state.new_id(body["name"]),
                 "fullyQualifiedName": fqn,
@@ -297,11 +305,15 @@ class OMServer:
         fqn = self._last(request, "/testCaseResult")
         assert fqn in self.state.test_cases, f"result for unknown test case {fqn}"
         self.state.results.setdefault(fqn, []).append(json.loads(request.body))
+        return self._stored("result", json.loads(request.body))
+
+    def _stored(self, kind: str, body: Any) -> tuple[int, dict[str, str], str]:
+        """200 with the body, or 503 for a write set to fail after it was stored."""
         with self.state.lock:
-            if self.state.stored_then_503 > 0:
-                self.state.stored_then_503 -= 1
+            if self.state.stored_then_503.get(kind, 0) > 0:
+                self.state.stored_then_503[kind] -= 1
                 return _json(503, {"code": 503, "message": "upstream timed out"})
-        return _json(200, json.loads(request.body))
+        return _json(200, body)
 
     def list_results(self, request: Any):
         fqn = self._last(request, "/testCaseResult")
@@ -333,7 +345,7 @@ class OMServer:
     def put_contract_result(self, request: Any):
         contract_id = urlsplit(request.url).path.split("/")[-2]
         self.state.contract_results.setdefault(contract_id, []).append(json.loads(request.body))
-        return _json(200, json.loads(request.body))
+        return self._stored("contract result", json.loads(request.body))
 
     def get_edge(self, request: Any):
         parts = urlsplit(request.url).path.split("/")

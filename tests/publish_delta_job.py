@@ -227,6 +227,51 @@ def fixes() -> dict:
         }
 
     section(shared_run_id)
+
+    # 7. retries: contracts sharing a run id append to one target; an append retried with other data; a retry
+    # whose target fails after an earlier attempt published
+    def retries() -> None:
+        where = f"{work}/fix_retries"
+        other = Contract.model_validate({**contract.model_dump(exclude_none=True),
+                                         "contract": {"name": "items_us", "version": "1.0.0"}})
+        shared = {"target": f"{where}/both", "format": "delta", "mode": "append", "run_id": "nightly-1",
+                  "pipeline": "nightly", "quarantine_format": "delta", "lineage": None}
+        dq_governance.run(frame([("1", "a"), ("2", "b")]), contract, quarantine=f"{where}/q_eu", **shared)
+        dq_governance.run(frame([("4", "d"), ("5", "e"), ("6", "f")]), other, quarantine=f"{where}/q_us", **shared)
+        out["shared_append_ids"] = sorted(r[0] for r in delta_rows(f"{where}/both", "id"))
+
+        again = {"target": f"{where}/items", "quarantine": f"{where}/q", "report": f"{where}/report",
+                 "format": "delta", "quarantine_format": "delta", "report_format": "delta", "mode": "append",
+                 "run_id": "r1", "lineage": None}
+        dq_governance.run(frame([("1", "a"), ("2", "b"), (None, "bad")]), contract, **again)
+        retried = dq_governance.run(frame([("1", "a"), ("2", "b"), ("3", "c")]), contract, **again)
+        history = read_history(f"{where}/report", spark=spark, format="delta").collect()
+        out["skipped_retry"] = {
+            "outputs": {o["kind"]: o["retry_skipped"] for o in retried.outputs},
+            "target": delta_rows(f"{where}/items", "id"), "quarantine": delta_rows(f"{where}/q", "v"),
+            "report": sorted({(r["total_rows"], r["valid_rows"]) for r in history})}
+
+        kept = {"target": f"{where}/kept", "quarantine": f"{where}/kq", "format": "delta",
+                "quarantine_format": "delta", "run_id": "k1", "lineage": None}
+        dq_governance.run(frame([("1", "a"), (None, "bad1")]), contract, **kept)
+        promote_delta = writer._PROMOTERS[(CLASSIC, "delta")]
+
+        def failing(staged):
+            if staged.output.location == kept["target"]:
+                raise OSError("target unavailable")
+            promote_delta(staged)
+
+        writer._PROMOTERS[(CLASSIC, "delta")] = failing
+        try:
+            dq_governance.run(frame([("1", "a"), (None, "bad2")]), contract, **kept)
+            out["kept_error"] = None
+        except OSError as exc:
+            out["kept_error"] = str(exc)
+        finally:
+            writer._PROMOTERS[(CLASSIC, "delta")] = promote_delta
+        out["kept_quarantine"] = delta_rows(f"{where}/kq", "_dq_run_id", "v")
+
+    section(retries)
     return out
 
 

@@ -187,12 +187,14 @@ def test_field_tags_terms_and_owners_are_patches_matching_sdk_values():
                       {"tag": "urn:li:tag:PII"}, {"tag": "urn:li:tag:DataClassification.sensitive"}]})
     _, owners = aspect("ownership")
     assert owners == [
-        {"op": "add", "path": "/owners/urn:li:corpuser:jdoe/DATAOWNER",
-         "value": {"owner": "urn:li:corpuser:jdoe", "type": "DATAOWNER"}},
-        {"op": "add", "path": "/owners/urn:li:corpGroup:data-platform/TECHNICAL_OWNER",
-         "value": {"owner": "urn:li:corpGroup:data-platform", "type": "TECHNICAL_OWNER"}},
+        {"op": "add", "path": "/owners/urn:li:corpuser:jdoe/TECHNICAL_OWNER",
+         "value": {"owner": "urn:li:corpuser:jdoe", "type": "TECHNICAL_OWNER"}},
+        {"op": "add", "path": "/owners/urn:li:corpGroup:data-platform/DATA_STEWARD",
+         "value": {"owner": "urn:li:corpGroup:data-platform", "type": "DATA_STEWARD"}},
     ]
-    assert_fields(owners[1]["value"], dh_fixture("ownership")["aspect_value"]["owners"][0])
+    # owner and steward types are the contract's roles (contracts/model.py OWNER_TYPES), as in lineage facets
+    assert_fields(owners[1]["value"], dh_fixture("ownership")["aspect_value"]["owners"][0],
+                  differ={"$.type": "DATA_STEWARD"})
 
 
 @responses.activate
@@ -347,7 +349,7 @@ def test_tags_and_owners_set_in_the_ui_survive():
     assert state.aspects[(DS, "globalTags")]["tags"] == [{"tag": "urn:li:tag:Legacy"}, {"tag": "urn:li:tag:PII"}]
     assert state.aspects[(DS, "ownership")]["owners"] == [
         {"owner": "urn:li:corpuser:alice", "type": "BUSINESS_OWNER"},
-        {"owner": "urn:li:corpGroup:crm", "type": "DATAOWNER"}]
+        {"owner": "urn:li:corpGroup:crm", "type": "TECHNICAL_OWNER"}]
     (info,) = state.aspects[(DS, "editableSchemaMetadata")]["editableSchemaFieldInfo"]
     assert info["globalTags"]["tags"] == [{"tag": "urn:li:tag:Marketing"}, {"tag": "urn:li:tag:PII"}]
     assert all(p["changeType"] == "PATCH" for p in proposals()

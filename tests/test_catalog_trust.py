@@ -116,7 +116,7 @@ def test_openmetadata_notes_every_item_it_does_not_push_and_never_tests_a_filter
 def test_a_result_the_server_stored_before_a_5xx_is_not_written_again(version):
     state = om_state(version)
     OMServer(responses.mock, state)
-    state.stored_then_503 = 2  # both results: stored, then a 503 as a proxy timing out would answer
+    state.stored_then_503["result"] = 2  # both results: stored, then a 503 as a proxy timing out would answer
     report = sync(om_pusher(), [mix_contract()], {"mix": mix_result()})
     assert (report.failed, report.exit_code) == ([], 0)
     # each retry asked first and found its result stored: one write per result, one record each
@@ -127,6 +127,108 @@ def test_a_result_the_server_stored_before_a_5xx_is_not_written_again(version):
     assert sorted(e for e in report.created if e.startswith("test case result")) == [
         f"test case result {FQN}.id.mix_id_not_null @ 1735689600000",
         f"test case result {FQN}.id.mix_id_positive @ 1735689600000"]
+
+
+@responses.activate
+def test_a_table_patch_and_a_contract_result_the_server_stored_before_a_5xx_are_not_applied_again():
+    state = om_state("1.9.11")
+    OMServer(responses.mock, state)
+    state.stored_then_503.update({"table patch": 1, "contract result": 1})
+    report = sync(om_pusher(), [mix_contract()], {"mix": mix_result()})
+    assert (report.failed, report.exit_code) == ([], 0)
+    # the retry read the table back, found nothing left to patch and sent nothing: the owner and tag once
+    assert len([c for c in responses.calls if c.request.method == "PATCH"]) == 1
+    table = state.tables[FQN]
+    assert [o["id"] for o in table["owners"]] == [TEAM_ID]
+    assert [t["tagFQN"] for t in table["tags"]] == ["Tier.Tier1"]
+    assert [[r["timestamp"] for r in rows] for rows in state.contract_results.values()] == [[1735689600000]]
+
+
+@responses.activate
+def test_a_live_sync_refuses_a_server_of_another_version_than_the_one_set():
+    state = om_state("1.10.14")
+    OMServer(responses.mock, state)
+    report = sync(om_pusher(server_version="1.9"), [mix_contract()], {"mix": mix_result()})
+    assert report.failed == [("contract mix", "openmetadata: the server is 1.10.14, and the server version set "
+                              "(--server-version or openmetadata.server_version) is 1.9; nothing was written")]
+    assert (report.exit_code, writes(responses.calls)) == (1, [])
+    state = om_state("1.9.11")
+    responses.reset()
+    OMServer(responses.mock, state)
+    report = sync(om_pusher(server_version="1.9"), [mix_contract()], {"mix": mix_result()})
+    assert (report.failed, report.server_version) == ([], "1.9.11")  # read, not assumed
+
+
+@responses.activate
+def test_a_tag_is_added_once_and_one_per_exclusive_classification():
+    state = OMState(version="1.9.11")
+    OMServer(responses.mock, state)
+    state.add_table(FQN, [{"name": n, "dataType": "STRING"} for n in ("email", "phone")])
+    contract = Contract.model_validate({
+        "contract": {"name": "tags", "version": "1.0.0"},
+        "dataset": {"name": "curated.tags", "catalog": {"openmetadata_fqn": FQN}},
+        "schema": {"fields": [{"name": "email", "type": "string", "pii": True, "tags": ["PII.Sensitive"]},
+                              {"name": "phone", "type": "string", "pii": True, "tags": ["PII.NonSensitive"]}]}})
+    report = sync(om_pusher(), [contract])
+    assert [[t["tagFQN"] for t in c["tags"]] for c in state.tables[FQN]["columns"]] == [
+        ["PII.Sensitive"], ["PII.Sensitive"]]
+    assert report.notes[-1] == (
+        "tags: tag PII.NonSensitive (column phone) not pushed to OpenMetadata: its classification holds one tag per "
+        "column or table, and pii or classification already sets it")
+
+
+@responses.activate
+@pytest.mark.parametrize("have, owner, expected", [
+    ([{"id": "u-1", "type": "user"}], "team:sales-data-team", [{"id": TEAM_ID, "type": "team"}]),
+    ([{"id": "t-9", "type": "team"}], "team:sales-data-team", [{"id": TEAM_ID, "type": "team"}]),
+    ([{"id": "u-1", "type": "user"}], "user:maria", [{"id": "u-1", "type": "user"}, {"id": "u-2", "type": "user"}]),
+    ([{"id": "t-9", "type": "team"}], "user:maria", [{"id": "u-2", "type": "user"}]),
+], ids=["team-over-user", "team-over-team", "user-beside-user", "user-over-team"])
+def test_owners_follow_the_servers_several_users_or_one_team_rule(have, owner, expected):
+    state = OMState(version="1.9.11")
+    state.teams["sales-data-team"] = TEAM_ID
+    state.users["maria"] = "u-2"
+    OMServer(responses.mock, state)
+    state.add_table(FQN, [{"name": "id", "dataType": "STRING"}], owners=have)
+    contract = Contract.model_validate({
+        "contract": {"name": "own", "version": "1.0.0", "owner": owner},
+        "dataset": {"name": "curated.own", "catalog": {"openmetadata_fqn": FQN}},
+        "schema": {"fields": [{"name": "id", "type": "string"}]}})
+    assert sync(om_pusher(), [contract]).failed == []
+    assert state.tables[FQN]["owners"] == expected
+    before = len(responses.calls)
+    assert sync(om_pusher(), [contract]).failed == []
+    assert writes(responses.calls[before:]) == []  # a second sync finds the owners as the contract wants them
+
+
+@responses.activate
+def test_a_dotted_table_name_gets_its_test_cases_quoted_and_a_second_sync_writes_nothing():
+    dotted = 'lake.sales.curated."my.mix"'
+    state = om_state("1.9.11")
+    state.add_table(dotted, [{"name": n, "dataType": "STRING"} for n in ("id", "amount", "email")])
+    OMServer(responses.mock, state)
+    contract = mix_contract().model_copy(deep=True)
+    contract.dataset.catalog["openmetadata_fqn"] = dotted
+    assert sync(om_pusher(), [contract]).failed == []
+    assert sorted(c for c in state.test_cases if c.startswith(dotted)) == [
+        f'{dotted}.id."my.mix_id_not_null"', f'{dotted}.id."my.mix_id_positive"']
+    before = len(responses.calls)
+    second = sync(om_pusher(), [contract])
+    assert (second.created, second.updated, writes(responses.calls[before:])) == ([], [], [])
+
+
+def test_datahub_urns_percent_encode_their_delimiters_as_the_sdk_does():
+    from dq_governance.catalogs.datahub import dataset_urn, field_urn, urn_part
+    from dq_governance.catalogs.naming import CatalogNaming
+
+    assert urn_part("orders,2024 (v2)\u241f") == "orders%2C2024 %28v2%29%E2%90%9F"
+    contract = Contract.model_validate({"contract": {"name": "c", "version": "1.0.0"},
+                                        "dataset": {"name": "sales.orders,2024"},
+                                        "schema": {"fields": [{"name": "id", "type": "long"}]}})
+    assert dataset_urn(CatalogNaming().datahub_ref(contract)) == (
+        "urn:li:dataset:(urn:li:dataPlatform:spark,sales.orders%2C2024,PROD)")
+    assert field_urn("urn:li:dataset:(urn:li:dataPlatform:spark,t,PROD)", "count(x)") == (
+        "urn:li:schemaField:(urn:li:dataset:(urn:li:dataPlatform:spark,t,PROD),count%28x%29)")
 
 
 def test_a_dry_run_notes_the_same_items(tmp_path):

@@ -63,6 +63,28 @@ def test_a_dqgov_session_prints_the_one_line_and_no_task_trace(tmp_path):
     assert [line for line in proc.stderr.splitlines() if not line.startswith(_JVM_BANNER)] == [_expected(data)]
 
 
+@pytest.mark.spark
+def test_a_dqgov_session_prints_no_pii_value_a_failed_check_quotes(tmp_path):
+    """Spark quotes the value it could not cast; PySpark 4's query-context logger would print it to stderr beside
+    dqgov's own (scrubbed) line: a fresh `dqgov check` prints the line alone, the value nowhere."""
+    data = tmp_path / "people.csv"
+    data.write_text("email\nana@example.com\n")
+    doc = {"contract": {"name": "people", "version": "1.0.0", "owner": "team:x"},
+           "dataset": {"name": "people", "path": str(data), "format": "csv"},
+           "schema": {"fields": [{"name": "email", "type": "string", "pii": True, "masking": "redact"}]},
+           "quality": {"rules": [{"type": "expression", "name": "email_number",
+                                  "expression": "CAST(email AS INT) > 0"}]}}
+    contract = tmp_path / "people.yaml"
+    contract.write_text(yaml.safe_dump(doc, sort_keys=False))
+    args = ["check", str(contract), "--metrics-only", "--lineage", "none", "--no-listener"]
+    proc = subprocess.run([str(DQGOV), *args], cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2
+    lines = [line for line in proc.stderr.splitlines() if not line.startswith(_JVM_BANNER)]
+    assert len(lines) == 1 and lines[0].startswith(f"dqgov: error: checking {data} failed: [CAST_INVALID_INPUT]") and (
+        "'<redacted>'" in lines[0])
+    assert "ana@example.com" not in proc.stdout + proc.stderr
+
+
 def test_the_backstop_names_the_java_exception_not_the_py4j_call():
     """A py4j error escaping a command (`--output s3a://…` without the S3 connector): the Java line, not `o49`."""
     py4j_error = type("Py4JJavaError", (Exception,), {"__module__": "py4j.protocol"})

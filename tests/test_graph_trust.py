@@ -162,13 +162,16 @@ def test_a_table_contract_ingested_before_the_events_gives_way_to_the_symlinked_
     assert main(["lineage", "ingest", str(contract), "--db", str(db)]) == 0
     assert main(["lineage", "ingest", str(write_jsonl(tmp_path / "t.jsonl", table_events())), "--db", str(db)]) == 0
     capsys.readouterr()
-    with LineageGraph(db, create=False) as g:  # the contract's own node has no lineage: the symlink's node wins
+    with LineageGraph(db, create=False) as g:  # the contract's node moved onto the node the symlink names
         assert hit_rows(g, "default.crm_customers.email") == [("export.crm_feed", "email", 1, False,
                                                                ["team:crm-export"])]
+        assert g.find_datasets("default.crm_customers") == []
+        node = g.dataset(g.find_datasets(WAREHOUSE)[0][0])
+        assert (node["contract"]["name"], node["owners"]) == ("customers", ["crm-data-team", "joao.pereira"])
     assert main(["diff", str(contract), str(without_email(tmp_path, contract)), "--lineage", str(db)]) == 0
     assert ("consumer file:export.crm_feed.email via spark:crm_export; owners: team:crm-export"
             in capsys.readouterr().out)
-    # ingesting the contract again moves it onto the table's node and removes the contract-only one
+    # ingesting the contract again keeps it there
     assert main(["lineage", "ingest", str(contract), "--db", str(db)]) == 0
     with LineageGraph(db, create=False) as g:
         assert g.find_datasets("default.crm_customers") == []
@@ -294,6 +297,24 @@ def test_a_compatible_diff_with_an_unrelated_store_still_passes(tmp_path, other_
     [finding] = json.loads(capsys.readouterr().out)["findings"]
     assert finding["change_class"] == "compatible" and finding["consumers"] is None
     assert "consumers_unknown" not in finding  # compatible changes are not looked up
+
+
+def test_a_dataset_only_its_contract_named_is_unknown_not_without_consumers(tmp_path, other_store, capsys):
+    """`lineage ingest` of a contract alone makes a node (named by its path); until an event names it, impact and
+    diff say its consumers are unknown (exit 2 / consumers null), as before the contract was ingested."""
+    orders = str(REPO / "contracts" / "orders.yaml")
+    assert main(["lineage", "ingest", orders, "--db", str(other_store)]) == 0
+    capsys.readouterr()
+    assert main(["impact", "curated.orders.cliente_id", "--db", str(other_store)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"dqgov: error: dataset '{REPO}/examples/data/orders.csv' is in the lineage store through "
+        "its contract only: no event names it yet, so what reads it is unknown; ingest the events of a job that reads "
+        "or writes it")
+    new = str(orders_v2(tmp_path, drop_cliente_id))
+    assert main(["diff", orders, new, "--lineage", str(other_store), "--format", "json"]) == 0
+    [finding] = json.loads(capsys.readouterr().out)["findings"]
+    assert (finding["consumers"], finding["consumers_unknown"]) == (
+        None, "dataset 'curated.orders' is in the lineage store through its contract only: no event names it yet")
 
 
 def test_a_known_dataset_without_consumers_still_says_none_found(tmp_path, capsys):

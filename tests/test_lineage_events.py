@@ -194,8 +194,11 @@ def test_outputs_carry_statistics_schema_ownership_tags_and_column_lineage(seed_
         assert {"schema", "ownership", "tags", "columnLineage"} <= set(out["facets"])
     assert F.CONTRACT_FACET_KEY in target["facets"] and F.CONTRACT_FACET_KEY not in quarantine["facets"]
     email = target["facets"]["columnLineage"]["fields"]["email"]["inputFields"][0]
-    assert (email["field"], email["transformations"][0]["masking"]) == ("email", True)
-    assert target["facets"]["columnLineage"]["fields"]["valor"]["inputFields"][0]["transformations"][0]["masking"] is False
+    # masked: a TRANSFORMATION (the spec's IDENTITY is the exact same value); copied as is: IDENTITY
+    assert (email["field"], email["transformations"][0]["masking"], email["transformations"][0]["subtype"]) == (
+        "email", True, "TRANSFORMATION")
+    valor = target["facets"]["columnLineage"]["fields"]["valor"]["inputFields"][0]["transformations"][0]
+    assert (valor["masking"], valor["subtype"]) == (False, "IDENTITY")
 
 
 def test_fail_event_when_the_gate_blocks_has_an_error_message(seed_events):
@@ -453,3 +456,33 @@ def test_customers_tags_follow_the_masking_policy_and_unmasked_outputs_say_so(tm
     assert out["columnLineage"]["fields"]["email"]["inputFields"][0]["transformations"][0]["masking"] is False
     assert ("masking", "hmac", "email") in {(t["key"], t["value"], t.get("field"))
                                              for t in event["inputs"][0]["facets"]["tags"]["tags"]}
+
+
+@pytest.mark.spark
+def test_a_catalog_table_input_is_named_by_its_location_with_its_table_as_a_symlink(spark, tmp_path):
+    """As the Spark listener names a table (its location; `db.table` a symlink), so the check's quality and contract
+    land on the node that holds the table's real consumers."""
+    import dq_governance
+
+    table = "default.lineage_table_input"
+    spark.createDataFrame([(1,), (2,)], "id long").write.mode("overwrite").saveAsTable(table)
+    try:
+        contract = Contract.model_validate({
+            "contract": {"name": "t", "version": "1.0.0"}, "dataset": {"name": "curated.t", "table": table},
+            "schema": {"fields": [{"name": "id", "type": "long"}]}})
+        events = tmp_path / "events.jsonl"
+        dq_governance.run(spark.table(table), contract, source=table, lineage=f"file:{events}",
+                          report=str(tmp_path / "report"))
+        location = spark.sql(f"DESCRIBE TABLE EXTENDED {table}").where("col_name = 'Location'").first()[1]
+        warehouse = spark.conf.get("spark.sql.warehouse.dir")
+        sent = [json.loads(line) for line in events.read_text().splitlines()]
+        assert [e["eventType"] for e in sent] == ["START", "COMPLETE"]
+        for event in sent:
+            assert validation_errors(event) == []
+            (read,) = event["inputs"]
+            assert (read["namespace"], read["name"]) == ("file", location.removeprefix("file:"))
+            (identifier,) = read["facets"]["symlinks"]["identifiers"]
+            assert identifier == {"namespace": "file:" + warehouse.removeprefix("file:").rstrip("/"),
+                                  "name": table, "type": "TABLE"}
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {table}")

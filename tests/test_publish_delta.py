@@ -29,7 +29,7 @@ def test_delta_publication(repo, tmp_path):
     assert seen["after_append"] == {"1": "a", "2": "b", "3": "c", "4": "d"}
     # the append retried with its run id: Delta skipped the commit, the target holds 4 rows, not 5
     assert seen["append_retry_rows"] == 4 and seen["append_retry_version_unchanged"] is True
-    assert seen["append_retry_skipped"] == {"target": True, "quarantine": False}
+    assert seen["append_retry_skipped"] == {"target": True, "quarantine": True}  # both kept the first attempt's
     assert seen["after_merge"] == {"1": "a", "2": "b", "3": "C", "4": "d", "5": "e"}  # 3 updated, 5 inserted
     assert seen["merge_guard_rule"] == 0
     # duplicate source keys: a clear report, no MERGE attempted, no new table version
@@ -118,3 +118,15 @@ def test_a_run_id_shared_by_two_contracts_keeps_each_contracts_delta_report_rows
     assert shared["history"] == [["items", True], ["strict", False]]
     assert shared["rows_per_contract"]["items"] > 0 and shared["rows_per_contract"]["strict"] > 0
     assert shared["strict_quarantine"] == [["x", "blocked"]]
+
+
+def test_delta_retries_keep_each_contract_and_one_attempt_per_run(fixes):
+    # two contracts of a pipeline sharing a run id append to one target: two runs, neither skipped
+    assert fixes["shared_append_ids"] == [1, 2, 4, 5, 6]
+    # a retry with other data: Delta keeps the first attempt's append, and the run keeps that attempt's quarantine
+    # and report rows too (target 2 + quarantine 1 = its 3 input rows)
+    assert fixes["skipped_retry"] == {"outputs": {"target": True, "quarantine": True}, "target": [[1], [2]],
+                                      "quarantine": [["bad"]], "report": [[3, 2]]}
+    # a retry whose target fails after an earlier attempt published leaves that attempt's quarantine rows
+    assert fixes["kept_error"] == "target unavailable"
+    assert fixes["kept_quarantine"] == [["k1", "bad1"]]

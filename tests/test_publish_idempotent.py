@@ -61,7 +61,7 @@ def test_parquet_append_retried_with_the_same_run_id_holds_the_run_once(spark, t
         "target": 2, "quarantine": 1}
     # every data file carries the run's name: that is how the retry found and replaced the first attempt's
     names = [p.name for p in target.iterdir() if not p.name.startswith((".", "_"))]
-    assert names and all(n.startswith(f"dqgov-{retry_tag('items', run_id)}.part-") for n in names)
+    assert names and all(n.startswith(f"dqgov-{retry_tag('items', run_id, 'items')}.part-") for n in names)
     # the lineage file holds both attempts as one OpenLineage run: START, COMPLETE, START, COMPLETE
     sent = _events(events)
     assert [(e["eventType"], e["run"]["runId"]) for e in sent] == [
@@ -77,11 +77,11 @@ def test_a_retry_replaces_only_its_own_run(spark, tmp_path):
     outs = _outs(tmp_path, target=str(target))
     dq_governance.run(_frame(spark), CONTRACT, run_id="r1", **outs)
     dq_governance.run(_frame(spark), CONTRACT, run_id="r2", **outs)
-    r2_files = sorted(p.name for p in target.iterdir() if p.name.startswith(f"dqgov-{retry_tag('items', 'r2')}."))
+    r2_tag = f"dqgov-{retry_tag('items', 'r2', 'items')}."
+    r2_files = sorted(p.name for p in target.iterdir() if p.name.startswith(r2_tag))
     dq_governance.run(_frame(spark), CONTRACT, run_id="r1", **outs)
     assert _ids(spark.read.parquet(str(target))) == [1, 1, 2, 2]  # r1 once, r2 once
-    assert sorted(p.name for p in target.iterdir() if p.name.startswith(f"dqgov-{retry_tag('items', 'r2')}.")) == (
-        r2_files)
+    assert sorted(p.name for p in target.iterdir() if p.name.startswith(r2_tag)) == r2_files
     assert spark.read.parquet(str(tmp_path / "quarantine")).count() == 2
     assert read_history(str(tmp_path / "report"), spark=spark).count() == 2 * RULES
     # the same run id under another pipeline is another run; it needs a quarantine of its own (the quarantine is
@@ -92,6 +92,21 @@ def test_a_retry_replaces_only_its_own_run(spark, tmp_path):
     other = {**outs, "quarantine": str(tmp_path / "other_quarantine")}
     dq_governance.run(_frame(spark), CONTRACT, run_id="r1", pipeline="other", **other)
     assert spark.read.parquet(str(target)).count() == 6
+
+
+def test_two_contracts_sharing_a_run_id_append_to_one_target_each_once(spark, tmp_path):
+    """One orchestrator run id for a pipeline's contracts: each contract's append is its own run (neither
+    replaces the other's files), and a retry of one replaces only its own."""
+    target = tmp_path / "valid"
+    other = CONTRACT.model_copy(deep=True)
+    other.contract.name = "items_us"
+    shared = {"target": str(target), "mode": "append", "run_id": "nightly-1", "pipeline": "nightly"}
+    four = spark.createDataFrame([(str(i), "us") for i in range(4, 8)], "id string, v string")
+    dq_governance.run(_frame(spark), CONTRACT, quarantine=str(tmp_path / "q_eu"), **shared)
+    dq_governance.run(four, other, quarantine=str(tmp_path / "q_us"), **shared)
+    assert _ids(spark.read.parquet(str(target))) == [1, 2, 4, 5, 6, 7]
+    dq_governance.run(_frame(spark), CONTRACT, quarantine=str(tmp_path / "q_eu"), **shared)  # the first's retry
+    assert _ids(spark.read.parquet(str(target))) == [1, 2, 4, 5, 6, 7]
 
 
 def test_without_a_run_id_every_run_is_new(spark, tmp_path):

@@ -282,11 +282,18 @@ def test_failed_target_promotion_removes_the_runs_quarantine(spark, tmp_path, mo
         promote_parquet(staged)
 
     monkeypatch.setitem(writer._PROMOTERS, (CLASSIC, "parquet"), failing)
-    with pytest.raises(OSError, match="disk full"):  # r1 retried: its quarantine is promoted, then the target fails
+    with pytest.raises(OSError, match="disk full"):  # a new run r2: its quarantine is promoted, then the target fails
+        dq_governance.run(_items(spark, [("2", "b"), (None, "r2-bad")]), contract, run_id="r2", **outs)
+    assert fx.tree(outs["target"]) == target_before
+    assert _quarantined(spark, outs["quarantine"]) == [("r0", None, "quarantined"), ("r1", None, "quarantined")]
+    assert sorted(p.name for p in (tmp_path / "quarantine").iterdir() if p.is_dir()) == [
+        "_dq_run_id=r0", "_dq_run_id=r1"]
+    # r1 retried: its partition holds the published attempt's rows, so the target goes first and its failure leaves
+    # them as they were (replaced, then removed, they could not be put back)
+    with pytest.raises(OSError, match="disk full"):
         dq_governance.run(_items(spark, [("2", "b"), (None, "r1-retry")]), contract, run_id="r1", **outs)
     assert fx.tree(outs["target"]) == target_before
-    assert _quarantined(spark, outs["quarantine"]) == [("r0", None, "quarantined")]
-    assert sorted(p.name for p in (tmp_path / "quarantine").iterdir() if p.is_dir()) == ["_dq_run_id=r0"]
+    assert sorted(r["v"] for r in spark.read.parquet(outs["quarantine"]).collect()) == ["r0-bad", "r1-bad"]
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".dqgov-staging")]
 
 

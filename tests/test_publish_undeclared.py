@@ -210,7 +210,7 @@ def test_check_stream_follows_the_policy(spark, repo, tmp_path):
     assert [(b["total_rows"], b["valid_rows"]) for b in handle.batches] == [(7, 1)]
     target = spark.read.parquet(str(out / "valid"))
     quarantine = spark.read.parquet(str(out / "quarantine"))
-    assert target.columns == [*DECLARED, "_dq_batch_id"] and target.count() == 1
+    assert target.columns == [*DECLARED, "_dq_stream", "_dq_batch_id"] and target.count() == 1
     assert "email" not in quarantine.columns and quarantine.count() == 6
     for folder in ("valid", "quarantine"):
         assert b"example.com" not in _written_bytes(out / folder)

@@ -151,6 +151,27 @@ def test_key_table_keeps_pii_keys_as_keyed_pseudonyms(spark, tmp_path, monkeypat
     assert [(r.id, list(r._dq_errors)) for r in quarantined] == [(3, ["cpf_unique_across_batches"])]
 
 
+def test_a_new_checkpoint_on_the_same_target_keeps_the_first_querys_batches(spark, tmp_path):
+    """Batch ids restart at 0 with a new checkpoint: the second query writes partitions of its own instead of
+    replacing the first query's batch 0, and the key table they share finds the first query's keys."""
+    contract = load_contract({
+        "contract": {"name": "ids", "version": "1.0.0"}, "dataset": {"name": "ids"},
+        "schema": {"fields": [{"name": "id", "type": "long", "unique": True}]},
+        "quality": {"on_failure": "quarantine"}})
+    out = tmp_path / "out"
+    for checkpoint, ids in (("ck1", [1, 2, 3]), ("ck2", [3, 4, 5, 6, 7])):
+        frame = spark.createDataFrame([(i,) for i in ids], "id long")
+        handle = dq_governance.check_stream(
+            frame, contract, target=str(out / "valid"), quarantine=str(out / "quarantine"),
+            checkpoint=str(out / checkpoint), key_table=str(out / "keys"), start=False)
+        handle.process_batch(frame, 0)
+    target = spark.read.parquet(str(out / "valid"))
+    assert sorted(r.id for r in target.collect()) == [1, 2, 3, 4, 5, 6, 7]
+    assert target.select("_dq_stream").distinct().count() == 2
+    assert [(r.id, list(r._dq_errors)) for r in spark.read.parquet(str(out / "quarantine")).collect()] == [
+        (3, ["id_unique_across_batches"])]
+
+
 def test_blocked_batch_stops_the_query_and_is_replayed_after_the_fix(spark, tmp_path):
     """A batch the gate blocks is not committed: the query fails on it, its rows are not lost, and a restart
     on the same checkpoint (the contract fixed) replays it, replacing its evidence and report rows."""

@@ -41,7 +41,7 @@ from dq_governance.catalogs.base import (
 from dq_governance.catalogs.naming import CatalogNaming
 from dq_governance.catalogs.transport import Response
 from dq_governance.checks.result import CheckResult, RuleResult
-from dq_governance.contracts.model import Contract, FieldSpec
+from dq_governance.contracts.model import OWNER_TYPES, Contract, FieldSpec
 from dq_governance.contracts.thresholds import parse_threshold
 from dq_governance.errors import CatalogError
 
@@ -73,7 +73,6 @@ PEGASUS = {
     "dataContractStatus": "com.linkedin.datacontract.DataContractStatus",
 }
 #: contract role -> DataHub ownership type
-OWNERSHIP_TYPES = {"owner": "DATAOWNER", "steward": "TECHNICAL_OWNER"}
 #: principal kind -> URN prefix (a bare name is taken to be a user)
 PRINCIPAL_URNS = {"team": "urn:li:corpGroup:", "user": "urn:li:corpuser:", None: "urn:li:corpuser:"}
 #: Spark base type -> (schemaMetadata type class, fieldAssertion field type)
@@ -95,10 +94,19 @@ _FRESHNESS_UNITS = (("DAY", 86400), ("HOUR", 3600), ("MINUTE", 60), ("SECOND", 1
 # --------------------------------------------------------------------------- urns and helpers
 
 
+#: characters that delimit a tuple URN's parts, percent-encoded inside a part as the SDK's UrnEncoder does
+_URN_RESERVED = {",": "%2C", "(": "%28", ")": "%29", "\u241f": "%E2%90%9F"}
+
+
+def urn_part(text: str) -> str:
+    """One part of a tuple URN, its delimiters percent-encoded (`a,b` -> `a%2Cb`)."""
+    return "".join(_URN_RESERVED.get(char, char) for char in text)
+
+
 def dataset_urn(ref: DatasetRef) -> str:
     """`urn:li:dataset:(urn:li:dataPlatform:<platform>,[<instance>.]<name>,<env>)`, as the SDK builds it."""
     name = f"{ref.datahub_platform_instance}.{ref.name}" if ref.datahub_platform_instance else ref.name
-    return f"urn:li:dataset:({PLATFORM_URN.format(ref.datahub_platform)},{name},{ref.datahub_env})"
+    return f"urn:li:dataset:({PLATFORM_URN.format(ref.datahub_platform)},{urn_part(name)},{ref.datahub_env})"
 
 
 def platform_instance(ref: DatasetRef) -> dict[str, str] | None:
@@ -112,7 +120,7 @@ def platform_instance(ref: DatasetRef) -> dict[str, str] | None:
 
 def field_urn(dataset: str, path: str) -> str:
     """A schemaField URN (used inside assertions and lineage, never as an aspect owner)."""
-    return f"urn:li:schemaField:({dataset},{path})"
+    return f"urn:li:schemaField:({dataset},{urn_part(path)})"
 
 
 def datahub_guid(obj: dict[str, Any]) -> str:
@@ -203,7 +211,7 @@ def owner_entries(contract: Contract) -> list[dict[str, str]]:
     """`{"owner": urn, "type": TYPE}` for the owner and the steward (prefixes `user:`/`team:` stripped)."""
     out = []
     for principal in contract_principals(contract):
-        out.append({"owner": PRINCIPAL_URNS[principal.kind] + principal.name, "type": OWNERSHIP_TYPES[principal.role]})
+        out.append({"owner": PRINCIPAL_URNS[principal.kind] + principal.name, "type": OWNER_TYPES[principal.role]})
     return out
 
 

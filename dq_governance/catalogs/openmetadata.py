@@ -34,7 +34,7 @@ from dq_governance.catalogs.base import (
     spark_type,
 )
 from dq_governance.catalogs.dryrun import placeholder_id
-from dq_governance.catalogs.naming import CatalogNaming, split_fqn
+from dq_governance.catalogs.naming import CatalogNaming, quote_name, split_fqn
 from dq_governance.catalogs.transport import Response
 from dq_governance.checks.result import CheckResult, RuleResult
 from dq_governance.contracts.model import Contract, FieldSpec
@@ -221,8 +221,7 @@ def _strip_quotes(name: str) -> str:
     return name[1:-1] if len(name) >= 2 and name[0] == name[-1] == '"' else name
 
 
-def column_tags(spec: FieldSpec) -> list[str]:
-    """Tag FQNs a contract field asks for: PII, data classification, and its own `Class.Tag` tags."""
+def _requested_column_tags(spec: FieldSpec) -> list[str]:
     out = []
     if spec.pii:
         out.append(PII_TAGS.get((spec.classification or "").lower(), PII_DEFAULT_TAG))
@@ -232,12 +231,46 @@ def column_tags(spec: FieldSpec) -> list[str]:
     return out
 
 
-def table_tags(contract: Contract) -> list[str]:
-    """Tag FQNs for the table: data classification and the dataset's `Class.Tag` tags."""
+def _requested_table_tags(contract: Contract) -> list[str]:
     out = []
     if contract.dataset.classification:
         out.append(f"{CLASSIFICATION}.{contract.dataset.classification}")
     out.extend(t for t in contract.dataset.tags if "." in t)
+    return out
+
+
+def _one_per_classification(tags: list[str]) -> tuple[list[str], list[str]]:
+    """Each tag once, and one tag per mutually exclusive classification (the first asked for); the rest apart."""
+    kept: list[str] = []
+    contradicting: list[str] = []
+    for tag in tags:
+        classification = tag.split(".")[0]
+        if tag in kept:
+            continue
+        if classification in EXCLUSIVE and any(k.split(".")[0] == classification for k in kept):
+            contradicting.append(tag)
+            continue
+        kept.append(tag)
+    return kept, contradicting
+
+
+def column_tags(spec: FieldSpec) -> list[str]:
+    """Tag FQNs a contract field asks for: PII, data classification, and its own `Class.Tag` tags (each once;
+    in a mutually exclusive classification the one `pii`/`classification` sets wins over a listed tag)."""
+    return _one_per_classification(_requested_column_tags(spec))[0]
+
+
+def table_tags(contract: Contract) -> list[str]:
+    """Tag FQNs for the table: data classification and the dataset's `Class.Tag` tags (each once, as above)."""
+    return _one_per_classification(_requested_table_tags(contract))[0]
+
+
+def contradicting_tags(contract: Contract) -> list[str]:
+    """Listed tags not pushed because the table or column already gets another tag of their exclusive
+    classification, each with where it sits."""
+    out = [f"{t} (dataset)" for t in _one_per_classification(_requested_table_tags(contract))[1]]
+    for path, spec in contract.iter_fields():
+        out.extend(f"{t} (column {path})" for t in _one_per_classification(_requested_column_tags(spec))[1])
     return out
 
 
@@ -275,8 +308,10 @@ class OpenMetadataPusher(CatalogPusher):
                  naming: CatalogNaming | None = None):
         super().__init__(transport, report, workers, naming)
         self.create_tables = create_tables
-        self._version: tuple[int, int, int] | None = (version_setting(server_version, "server version")
-                                                      if server_version else None)
+        setting = version_setting(server_version, "server version") if server_version else None
+        # a dry run targets the set version; a live sync reads the server's and refuses one that is not it
+        self._version: tuple[int, int, int] | None = setting if transport.dry_run else None
+        self._expected = None if transport.dry_run else setting
         self._tables: dict[str, dict[str, Any]] = {}
         self._owners: dict[tuple[str | None, str], dict[str, str] | None] = {}
         self._tags_ready: set[str] = set()
@@ -309,6 +344,10 @@ class OpenMetadataPusher(CatalogPusher):
             except ConfigError:  # the server's answer, not the user's input
                 raise CatalogError(f"openmetadata: GET /api/v1/system/version returned {str(text)[:40]!r}, "
                                    "not X.Y.Z") from None
+            if self._expected and self._version[:2] != self._expected[:2]:
+                raise CatalogError(f"openmetadata: the server is {text}, and the server version set "
+                                   f"(--server-version or openmetadata.server_version) is "
+                                   f"{'.'.join(map(str, self._expected[:2]))}; nothing was written")
         self.report.server_version = ".".join(map(str, self._version))
         profile_for(self._version)  # CatalogError for a server outside 1.6 to 2.x
         return self._version
@@ -373,6 +412,11 @@ class OpenMetadataPusher(CatalogPusher):
         if tags:
             self.report.note(f"{contract.name}: tag{'s' if len(tags) > 1 else ''} {', '.join(tags)} not pushed to "
                              "OpenMetadata: its tags are Classification.Tag names")
+        tags = contradicting_tags(contract)
+        if tags:
+            self.report.note(f"{contract.name}: tag{'s' if len(tags) > 1 else ''} {', '.join(tags)} not pushed to "
+                             "OpenMetadata: its classification holds one tag per column or table, and pii or "
+                             "classification already sets it")
 
     def _om_principals(self, contract: Contract) -> list[Principal]:
         # OpenMetadata allows several users or one team as owners; the contract owner is the owner.
@@ -404,10 +448,23 @@ class OpenMetadataPusher(CatalogPusher):
                              "their descriptions and tags are not set")
         ops = table_patch(contract, table, owners)
         if ops:
+            reread: dict[str, Any] = {}
+
+            def applied() -> bool:
+                # a patch the server took before a 5xx or a timeout would add its tags and owners twice if resent
+                # (and its index-based removes would hit other entries): read the table back and diff again
+                reread.update(self._get(f"{API}/tables/name/{quote(fqn, safe='')}", entity=f"table {fqn}",
+                                        params={"fields": TABLE_FIELDS, "include": "non-deleted"}) or {})
+                again = table_patch(contract, reread, owners)
+                if again and again != ops:
+                    raise CatalogError(f"openmetadata: table {fqn} changed while its patch was retried; sync again")
+                return not again
+
             reply = self._write("PATCH", f"{API}/tables/{table['id']}", entity=f"table {fqn}", body=ops,
-                                headers=PATCH_HEADERS)
-            if isinstance(reply.body, dict) and reply.body.get("id") == table["id"]:
-                self._tables[fqn] = {**reply.body, "_created": table.get("_created", False)}
+                                headers=PATCH_HEADERS, taken=applied)
+            stored = reply.body if isinstance(reply.body, dict) and reply.body.get("id") == table["id"] else reread
+            if stored.get("id") == table["id"]:
+                self._tables[fqn] = {**stored, "_created": table.get("_created", False)}
             if not table.get("_created"):
                 self.report.record(UPDATED, f"table {fqn}")
         elif not table.get("_created"):
@@ -560,7 +617,12 @@ class OpenMetadataPusher(CatalogPusher):
             self.report.record(UNCHANGED, entity)
             return
         body = contract_result_body(entity_doc.get("fullyQualifiedName") or entity_doc.get("name"), result, timestamp)
-        self._write("PUT", f"{API}/dataContracts/{contract_id}/results", entity=entity, body=body)
+
+        def stored() -> bool:  # each PUT adds a result: a retry first asks whether the last try was stored
+            again = self._get(f"{API}/dataContracts/{contract_id}/results/latest", entity=entity)
+            return bool(again and again.get("timestamp") == timestamp)
+
+        self._write("PUT", f"{API}/dataContracts/{contract_id}/results", entity=entity, body=body, taken=stored)
         self.report.record(CREATED, entity)
 
     # -- push_lineage ----------------------------------------------------------
@@ -722,6 +784,22 @@ def _find_column(columns: list[dict[str, Any]], name: str) -> int | None:
     return None
 
 
+def _owner_ops(have: list[dict[str, Any]] | None, owners: list[dict[str, str]]) -> list[dict[str, Any]]:
+    """Add the contract owner. OpenMetadata holds several users or one team, so a team owner replaces the
+    table's owners, and a user owner replaces a team (the table's other users stay)."""
+    present = [{"id": o.get("id"), "type": o.get("type")} for o in have or []]
+    missing = [o for o in owners if o["id"] not in {p["id"] for p in present}]
+    if any(o["type"] == "team" for o in owners):
+        kept = [o for o in present if o["id"] in {w["id"] for w in owners}]
+    else:
+        kept = [o for o in present if o["type"] != "team"]
+    if not missing and kept == present:
+        return []
+    if kept == present and have is not None:
+        return [{"op": "add", "path": "/owners/-", "value": o} for o in missing]
+    return [{"op": "add", "path": "/owners", "value": kept + missing}]  # JSON Patch add on a member replaces it
+
+
 def table_patch(contract: Contract, table: dict[str, Any], owners: list[dict[str, str]]) -> list[dict[str, Any]]:
     """JSON Patch (RFC 6902) turning the table as read into the table the contract describes; [] if equal."""
     ops: list[dict[str, Any]] = []
@@ -733,13 +811,7 @@ def table_patch(contract: Contract, table: dict[str, Any], owners: list[dict[str
         index = _find_column(columns, spec.name)
         if index is not None:
             ops.extend(_column_ops(f"/columns/{index}", columns[index], spec))
-    have_owner_ids = {o.get("id") for o in table.get("owners") or []}
-    missing_owners = [o for o in owners if o["id"] not in have_owner_ids]
-    if missing_owners:
-        if table.get("owners") is None:
-            ops.append({"op": "add", "path": "/owners", "value": missing_owners})
-        else:
-            ops.extend({"op": "add", "path": "/owners/-", "value": o} for o in missing_owners)
+    ops.extend(_owner_ops(table.get("owners"), owners))
     wanted = table_tags(contract)
     if wanted:
         if table.get("tags") is None:
@@ -750,7 +822,9 @@ def table_patch(contract: Contract, table: dict[str, Any], owners: list[dict[str
 
 
 def test_case_fqn(table: str, rule: Any, mapping: TestMapping, name: str) -> str:
-    """`{table}.{column}.{name}` for column tests, `{table}.{name}` for table tests."""
+    """`{table}.{column}.{name}` for column tests, `{table}.{name}` for table tests (a dotted name quoted, as
+    OpenMetadata builds it)."""
+    name = quote_name(name)
     return f"{table}.{rule.target_columns[0]}.{name}" if mapping.column_test else f"{table}.{name}"
 
 

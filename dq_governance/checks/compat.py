@@ -199,6 +199,21 @@ def check_time_parser(spark: Any) -> None:
                           f"(Spark 4's default); set {TIME_PARSER_POLICY_KEY}={TIME_PARSER_POLICY} on the session")
 
 
+#: PySpark 4's loggers that print an error with a query context, its message included, to stderr
+QUERY_CONTEXT_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+
+
+def quiet_query_context_loggers() -> None:
+    """Silence PySpark 4's query-context loggers (3.5 has none): they print an error's message, which quotes the
+    value Spark could not cast (a PII value too), where dqgov reports the error itself, its values scrubbed."""
+    if client_major() < 4:
+        return
+    from pyspark.logger import PySparkLogger  # a plain logger here would break PySpark's own calls to it
+
+    for name in QUERY_CONTEXT_LOGGERS:
+        PySparkLogger.getLogger(name).disabled = True
+
+
 # --------------------------------------------------------------------------- jars for the Scala line
 
 

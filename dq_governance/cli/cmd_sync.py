@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # the catalogs package is imported only when a sync runs, to 
 @click.option("--out", default=None, type=click.Path(path_type=str),
               help="Directory for dry-run request files (default ./catalog-requests/<catalog>).")
 @click.option("--server-version", default=None, help="OpenMetadata version X.Y to target in a dry run "
-              "(instead of GET /api/v1/system/version; else openmetadata.server_version).")
+              "(else openmetadata.server_version); a live sync refuses a server of another version.")
 @click.option("--create-tables", is_flag=True, help="OpenMetadata: create missing tables with PUT /api/v1/tables.")
 @click.option("--service", default=None, help="OpenMetadata database service: the first part of every table FQN.")
 @click.option("--database", default=None, help="OpenMetadata database: the second part of every table FQN.")

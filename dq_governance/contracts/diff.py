@@ -808,6 +808,11 @@ def attach_consumers(report: DiffReport, old: Contract, graph: Any) -> None:
             finding.consumers = None
             finding.consumers_unknown = f"dataset {old.dataset.name!r} is not in the lineage store"
             continue
+        if not graph.has_lineage(dataset[0]):
+            finding.consumers = None
+            finding.consumers_unknown = (f"dataset {old.dataset.name!r} is in the lineage store through its "
+                                         "contract only: no event names it yet")
+            continue
         column = finding.field
         if column not in cache:
             # a nested field is read through its struct (and a struct through its fields): impact starts from all

@@ -226,15 +226,19 @@ class LineageEmitter:
         # the run id stays in the events (the `tags` run facet) and in our logs; the runId must be a UUID
         self.openlineage_run_id = openlineage_run_id(pipeline or contract.name, run_id)
         self.input: tuple[str, str] | None = None
+        self.input_symlink: tuple[str, str] | None = None
         self.emitted: list[RunEvent] = []
         self.failures = 0
 
     # -- public API -------------------------------------------------------
-    def start(self, input_namespace: str | None = None, input_name: str | None = None) -> None:
-        """START: the job with its facets and the input with its contract facets."""
+    def start(self, input_namespace: str | None = None, input_name: str | None = None,
+              input_symlink: tuple[str, str] | None = None) -> None:
+        """START: the job with its facets and the input with its contract facets (and its `symlinks` identifier,
+        a catalog table's `db.table`, when given)."""
         self.input = self._input_identity(input_namespace, input_name)
+        self.input_symlink = input_symlink
         self._guarded("START", lambda: self._emit(RunState.START, self._run_facets(), [InputDataset(
-            namespace=self.input[0], name=self.input[1], facets=self._dataset_facets(None))], []))
+            namespace=self.input[0], name=self.input[1], facets=self._input_facets(None))], []))
 
     def complete(self, result: Any, outputs: Iterable[Mapping[str, Any]] = ()) -> None:
         """COMPLETE: quality metrics and assertions on the input, the test facet, and the written outputs."""
@@ -280,6 +284,12 @@ class LineageEmitter:
         return F.dataset_facets(self.contract, result, spark_schema=spark_schema, location=self.contract_location,
                                 masked=masked)
 
+    def _input_facets(self, result: Any, spark_schema: Any = None) -> dict[str, Any]:
+        facets = self._dataset_facets(result, spark_schema)
+        if self.input_symlink is not None:
+            facets["symlinks"] = F.symlinks_facet(*self.input_symlink)
+        return facets
+
     def _run_facets(self, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
         facets: dict[str, Any] = {"processing_engine": F.processing_engine_facet(self.spark),
                                   "tags": F.run_tags_facet(self.run_id)}
@@ -293,7 +303,7 @@ class LineageEmitter:
             self.input = self._input_identity(None, None)
         extra: dict[str, Any] = {}
         input_facets: dict[str, Any] = {}
-        dataset_facets = self._dataset_facets(result, _schema_of(getattr(result, "annotated_df", None), drop_dq=True))
+        dataset_facets = self._input_facets(result, _schema_of(getattr(result, "annotated_df", None), drop_dq=True))
         try:
             if result is not None:
                 extra["test"] = F.test_facet(self.contract, result)

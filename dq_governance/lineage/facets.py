@@ -28,6 +28,7 @@ from openlineage.client.facet_v2 import (
     parent_run,
     processing_engine_run,
     schema_dataset,
+    symlinks_dataset,
     tags_dataset,
     tags_run,
     test_run,
@@ -475,6 +476,12 @@ def error_facet(message: str, stack_trace: str | None = None) -> error_message_r
 # --------------------------------------------------------------------------- output facets
 
 
+def symlinks_facet(namespace: str, name: str) -> symlinks_dataset.SymlinksDatasetFacet:
+    """symlinks with a catalog table's identifier (`db.table` in its warehouse), as the Spark listener sends it."""
+    return symlinks_dataset.SymlinksDatasetFacet(
+        identifiers=[symlinks_dataset.Identifier(namespace=namespace, name=name, type="TABLE")])
+
+
 def output_statistics_facet(rows: int | None) -> output_statistics_output_dataset.OutputStatisticsOutputDatasetFacet:
     """outputStatistics with the number of rows written."""
     return output_statistics_output_dataset.OutputStatisticsOutputDatasetFacet(rowCount=rows)
@@ -483,12 +490,13 @@ def output_statistics_facet(rows: int | None) -> output_statistics_output_datase
 def column_lineage_facet(
     contract: Any, input_namespace: str, input_name: str, columns: Iterable[str], *, masked: bool = True
 ) -> column_lineage_dataset.ColumnLineageDatasetFacet:
-    """Each output column from the same input column (identity), flagged `masking` when masked."""
+    """Each output column from the same input column: copied as is (IDENTITY), or masked (TRANSFORMATION, flagged
+    `masking`: the spec's IDENTITY means the exact same value)."""
     masked = masked_methods(contract) if masked else {}
     fields = {}
     for column in columns:
         transformation = column_lineage_dataset.Transformation(
-            type="DIRECT", subtype="IDENTITY", masking=column in masked,
+            type="DIRECT", subtype="TRANSFORMATION" if column in masked else "IDENTITY", masking=column in masked,
             description=f"masked ({masked[column]})" if column in masked else None,
         )
         fields[column] = column_lineage_dataset.Fields(

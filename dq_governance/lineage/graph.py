@@ -1052,6 +1052,36 @@ class LineageGraph:
                     rows.sort()  # random digests: in key order each B-tree page is visited once
                     self._seen.clear()
                 _write_rows(self.db, head, width, tail, rows)
+                if table == "dataset_aliases":
+                    self._adopt_contract_nodes(rows)
+
+    def _adopt_contract_nodes(self, aliases: list[tuple]) -> None:
+        """A symlink naming a node that only a contract made (ingested before any event named the table): its
+        owners, contract and field types and PII move to the node the symlink names, and it goes, so the answer
+        does not depend on the order of ingest."""
+        for namespace, name, dataset_id, _ in aliases:
+            # in the symlink's namespace, or in `file`: a contract that declares no namespace (as contract_dataset)
+            stale = self.db.execute("SELECT id, owners, contract, namespace FROM datasets WHERE name = ? AND "
+                                    "namespace IN (?, 'file') AND id != ? AND contract IS NOT NULL ORDER BY "
+                                    "namespace = ? DESC", (name, namespace, dataset_id, namespace)).fetchone()
+            if stale is None or self.has_lineage(stale[0]):
+                continue
+            namespace = stale[3]
+            self.db.execute("UPDATE datasets SET owners = coalesce(nullif(owners, '[]'), ?), contract = "
+                            "coalesce(contract, ?) WHERE id = ?", (stale[1], stale[2], dataset_id))
+            moved = self.db.execute("SELECT name, type, pii FROM fields WHERE dataset_id = ?", (stale[0],)).fetchall()
+            field_ids = [self.field_id(dataset_id, field_name) for field_name, _, _ in moved]
+            self._flush_fields()  # the UPDATEs below must see rows still queued
+            for field_id, (_, field_type, pii) in zip(field_ids, moved):
+                self.db.execute("UPDATE fields SET type = coalesce(type, ?), pii = max(pii, ?) WHERE id = ?",
+                                (field_type, pii, field_id))
+            self.db.execute("DELETE FROM fields WHERE dataset_id = ?", (stale[0],))
+            self.db.execute("DELETE FROM datasets WHERE id = ?", (stale[0],))
+            self.db.execute("UPDATE dataset_aliases SET dataset_id = ? WHERE dataset_id = ?", (dataset_id, stale[0]))
+            for cache in (self._dataset_ids, self._dataset_ids_old):
+                cache.pop((namespace, name), None)
+            self._field_ids.clear()
+            self._field_ids_old.clear()
 
     def _apply_plans(self, plans: list[tuple]) -> None:
         """Write the plans of new events in order, their datasets and jobs looked up (or created) first."""
@@ -1191,7 +1221,7 @@ class LineageGraph:
         if path is not None:
             candidates += self.find_datasets(path[1], path[0])
         candidates = list(dict.fromkeys(candidates))
-        linked = [c for c in candidates if self._has_lineage(c[0])]
+        linked = [c for c in candidates if self.has_lineage(c[0])]
         return (linked or candidates or [None])[0]
 
     def attach_contract(self, contract: Any, location: str | None = None,
@@ -1253,13 +1283,13 @@ class LineageGraph:
         self.db.execute("INSERT OR REPLACE INTO dataset_aliases (namespace, name, dataset_id, seen_time) "
                         "VALUES (?, ?, ?, NULL)", (*declared, node[0]))
         stale = self.db.execute("SELECT id FROM datasets WHERE namespace = ? AND name = ?", declared).fetchone()
-        if stale is None or stale[0] == node[0] or self._has_lineage(stale[0]):
+        if stale is None or stale[0] == node[0] or self.has_lineage(stale[0]):
             return False
         self.db.execute("DELETE FROM fields WHERE dataset_id = ?", stale)
         self.db.execute("DELETE FROM datasets WHERE id = ?", stale)
         return True
 
-    def _has_lineage(self, dataset_id: int) -> bool:
+    def has_lineage(self, dataset_id: int) -> bool:
         """Whether any event named the dataset: a job reads or writes it, or column lineage touches a field."""
         return bool(self.db.execute(
             "SELECT EXISTS (SELECT 1 FROM io WHERE dataset_id = ?1) OR EXISTS (SELECT 1 FROM fields f WHERE "
@@ -1294,10 +1324,10 @@ class LineageGraph:
         with lineage: a table's contract ingested before the listener's events named it by its location.
         """
         own = self.find_datasets(name, namespace)
-        if own and any(self._has_lineage(found[0]) for found in own):
+        if own and any(self.has_lineage(found[0]) for found in own):
             return own
         aliased = [found for found in self.find_aliases(name, namespace) if found not in own]
-        return [found for found in aliased if self._has_lineage(found[0])] or own or aliased
+        return [found for found in aliased if self.has_lineage(found[0])] or own or aliased
 
     def nested_fields(self, dataset_id: int, name: str) -> list[int]:
         """Ids of the known fields nested in a struct field (`address.city` in `address`), by name."""

@@ -136,6 +136,10 @@ def resolve_target(graph: LineageGraph, text: str, namespace: str | None = None)
             spaces = ", ".join(sorted(ns for _, ns, _ in found))
             raise InputDataError(f"dataset {name!r} exists in several namespaces ({spaces}); pass --namespace")
         dataset_id, ns, ds_name = found[0]
+        if not graph.has_lineage(dataset_id):  # only a contract named it: its consumers are unknown, not none
+            raise InputDataError(f"dataset {ds_name!r} is in the lineage store through its contract only: no event "
+                                 "names it yet, so what reads it is unknown; ingest the events of a job that reads or "
+                                 "writes it")
         column = ".".join(parts[cut:]) or None
         if column is None:
             return Target(dataset_id, ns, ds_name)

@@ -352,7 +352,8 @@ def spark_session(
     readable afterwards with `application_run_id(session)`. `enrich=True` (or a manifest / contracts-dir
     path) adds the dq-governance listener extension: contract facets on the listener's own events. A new
     session runs with `spark.sql.ansi.enabled=true` (Spark 4's default) unless `conf` says otherwise; a session
-    already running keeps its own ANSI mode.
+    already running keeps its own ANSI mode. PySpark's query-context loggers are silenced
+    (`compat.quiet_query_context_loggers`): dqgov reports a failed check's cause itself, PII values scrubbed.
     """
     from pyspark.sql import SparkSession
 
@@ -365,6 +366,7 @@ def spark_session(
         log.warning("a SparkSession is already running; its listener configuration cannot change "
                     "(one SparkContext per JVM)")
         return active
+    compat.quiet_query_context_loggers()
     builder = SparkSession.builder.appName(app_name)
     if master:
         builder = builder.master(master)

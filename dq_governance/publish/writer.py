@@ -15,9 +15,10 @@ Promotion by format and mode:
   tables) or one Delta transaction (Delta tables), or a Delta MERGE.
 Files move through the Hadoop FileSystem API, so the same code serves local disks, HDFS and object stores.
 
-Retries: an append repeated with the same pipeline and run id never publishes the run twice.
+Retries: an append repeated with the same pipeline, contract and run id never publishes the run twice (two
+contracts of a pipeline sharing a run id are two runs here: neither replaces or skips the other's rows).
 - parquet path and parquet table: every file an append moves in is named `dqgov-<tag>.<Spark's name>`,
-  `<tag>` = `retry_tag(pipeline, run_id)` (16 hex digits). Promotion first deletes the visible files that
+  `<tag>` = `retry_tag(pipeline, run_id, contract)` (16 hex digits). Promotion first deletes the visible files that
   carry the run's tag (an earlier attempt's), then moves the new ones in, then (tables) refreshes the
   table: the retry *replaces* the run's rows. Files not written by an append (overwrite, older files) are
   never touched. A crash between the delete and the moves leaves the run's rows absent or partly present,
@@ -73,9 +74,11 @@ RUN_FILE_PREFIX = "dqgov-"
 FILE_TABLE_PROVIDERS = ("parquet",)
 
 
-def retry_tag(pipeline: str | None, run_id: str) -> str:
-    """The name a run's appended files and Delta transactions carry: the same for every attempt of a run."""
-    return hashlib.sha256(f"{pipeline or ''}\n{run_id}".encode("utf-8")).hexdigest()[:16]
+def retry_tag(pipeline: str | None, run_id: str, contract: str | None = None) -> str:
+    """The name a run's appended files and Delta transactions carry: the same for every attempt of a run of one
+    contract, another for each contract sharing the run id."""
+    scope = f"{pipeline or ''}\n{run_id}" + (f"\n{contract}" if contract else "")
+    return hashlib.sha256(scope.encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass
@@ -152,13 +155,14 @@ class StagedWrite:
     run_id: str
     schema: Any
     clear: list[str] = field(default_factory=list)  # partition dirs a replace also removes
-    pipeline: str | None = None  # with run_id, names the run's appended files and Delta transactions
+    pipeline: str | None = None  # with run_id and contract, names the run's appended files and Delta transactions
+    contract: str | None = None
     skipped: bool = False  # set by promote(): Delta skipped the append (this run was already committed)
 
     @property
     def tag(self) -> str:
         """The run's retry tag (see `retry_tag`)."""
-        return retry_tag(self.pipeline, self.run_id)
+        return retry_tag(self.pipeline, self.run_id, self.contract)
 
     def promote(self) -> None:
         """Move the staged data into the target (the gate has passed)."""
@@ -185,15 +189,16 @@ class StagedWrite:
 
 def stage(
     df: DataFrame, output: Output, *, run_id: str, spark: SparkSession | None = None, pipeline: str | None = None,
+    contract: str | None = None,
 ) -> StagedWrite:
     """Write `df` to the output's staging location and count the rows that landed there.
 
-    `pipeline` and `run_id` identify the run whose earlier attempts an append replaces (module doc).
+    `pipeline`, `run_id` and `contract` identify the run whose earlier attempts an append replaces (module doc).
     """
     session = spark or df.sparkSession
     preflight(session, output)
     if kind(session) == CONNECT:  # no staging: the client cannot rename or delete files (section below)
-        return pending(session, df, output, run_id=run_id, pipeline=pipeline)
+        return pending(session, df, output, run_id=run_id, pipeline=pipeline, contract=contract)
     staging = staging_location(session, output, run_id)
     fs = HadoopFs(session, staging)
     fs.delete(staging)  # a crashed earlier attempt of the same run
@@ -203,7 +208,7 @@ def stage(
     writer.parquet(staging)
     if not fs.exists(staging):  # nothing written (e.g. an empty partitioned frame)
         fs.mkdirs(staging)
-    staged = StagedWrite(session, output, staging, 0, run_id, df.schema, pipeline=pipeline)
+    staged = StagedWrite(session, output, staging, 0, run_id, df.schema, pipeline=pipeline, contract=contract)
     staged.rows = staged.staged_frame().count()
     return staged
 
@@ -844,6 +849,24 @@ def dataset_identity(spark: SparkSession, output: Output) -> tuple[str, str]:
     return (scheme, rest)
 
 
+def table_identity(spark: SparkSession, name: str) -> tuple[str, str, tuple[str, str]] | None:
+    """A catalog table as the OpenLineage Spark listener names it: (namespace, name) of its location, and its
+    `symlinks` identifier (the warehouse, `db.table`); None when `name` is no table with a location."""
+    try:
+        if not spark.catalog.tableExists(name):
+            return None
+        table = spark.catalog.getTable(name)
+        info = table_info(spark, name)
+        warehouse = _qualify(spark, spark.conf.get("spark.sql.warehouse.dir"))
+    except Exception:  # not a table name Spark can parse (a logical dataset name): no table
+        return None
+    if info is None or not info.location:
+        return None
+    namespace, path = dataset_identity(spark, Output(info.location, "parquet"))
+    qualified = f"{table.database}.{table.name}" if table.database else table.name
+    return namespace, path, (warehouse.rstrip("/"), qualified)
+
+
 def path_exists(spark: SparkSession, path: str) -> bool:
     """Whether a path exists (any Hadoop file system; on Connect as the server sees it)."""
     return _session_path_exists(spark, path)
@@ -908,9 +931,10 @@ class PendingWrite(StagedWrite):
         return self.frame
 
 
-def pending(spark: SparkSession, df: DataFrame, output: Output, *, run_id: str, pipeline: str | None) -> PendingWrite:
+def pending(spark: SparkSession, df: DataFrame, output: Output, *, run_id: str, pipeline: str | None,
+            contract: str | None = None) -> PendingWrite:
     """The Connect counterpart of `stage()`: count the rows (from the cache); write nothing yet."""
-    write = PendingWrite(spark, output, "", 0, run_id, df.schema, pipeline=pipeline, frame=df)
+    write = PendingWrite(spark, output, "", 0, run_id, df.schema, pipeline=pipeline, contract=contract, frame=df)
     write.rows = df.count()
     return write
 
