@@ -25,10 +25,9 @@ Uniqueness: within a batch it is exact (the engine's unique rules). Across batch
 - `key_table=PATH`: the keys of every published row, one parquet partition per batch
   (`PATH/<rule>/_dq_stream=<query>/_dq_batch_id=<id>`), are the state, shared by the queries that use it. A
   key with a PII column is stored as its keyed HMAC (the contract's masking key, normalised by the field's
-  `format`), never as read. Each batch's rows whose
-  key was published by an earlier batch fail the rule `<rule>_across_batches` and go to quarantine. The table
-  grows with the number of distinct keys; prune old partitions to bound it (keys older than that are
-  forgotten).
+  `format`), never as read. Each batch's rows whose key was published by an earlier batch fail the rule
+  `<rule>_across_batches` and go to quarantine. The table grows with the number of distinct keys; prune old
+  partitions to bound it (keys older than that are forgotten).
 - or bound the state by event time before calling: `stream_df.withWatermark("ts", "1 day")
   .dropDuplicatesWithinWatermark(["id"])`. Spark keeps keys for the watermark delay only, and drops
   (does not quarantine) later duplicates.
