@@ -79,7 +79,7 @@ test-connect: venv java listener
 		DQGOV_CONNECT=1 $(PY) -m pytest -q tests/connect/test_connect_enforce.py $(CONNECT_RETRY) --session-timeout=150)
 
 test-cluster: venv java listener
-	@$(call timed,$(PY) -m pytest -q tests/test_cluster.py --session-timeout=200)
+	@$(call timed,$(PY) -m pytest -q tests/test_cluster.py --session-timeout=400)
 
 # The Spark 3.5 subset: every dq_governance module is imported and run by at least one of these files (checked
 # on 2026-12-02: 92 of 94 modules; contracts/native.py through test_contract_keys.py, and publish/connect.py,
@@ -96,7 +96,7 @@ TESTS_35_FILES = \
 	test_lineage_manifest.py test_catalog_sync.py test_contracts_model.py test_contract_keys.py test_odcs.py \
 	test_migrate.py test_check_cli.py test_observe_drift.py test_observe_anomaly.py test_observe_freshness.py \
 	test_report_html.py test_profile.py test_streaming.py test_project_config.py test_cluster.py test_pii_disclosure.py \
-	test_spark35_parity.py test_cli_errors.py test_checks_overflow.py test_type_conversion.py
+	test_spark35_parity.py test_cli_errors.py test_checks_overflow.py test_type_conversion.py test_engine_trust.py
 
 test-35: venv35 java listener
 	@scripts/ensure-chromium.sh

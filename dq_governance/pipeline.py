@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from dq_governance.errors import ConfigError, DqGovernanceError, GateFailedError
+from dq_governance.identifiers import quote_identifier
 from dq_governance.session import first_line
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -157,7 +158,8 @@ def guard(run: Run) -> None:
             from dq_governance.masking import apply_masks
 
             # the keys alone, masked as published: hmac / tokenize turn a blank key into null
-            target_df = apply_masks(target_df.select(*[f"`{k}`" for k in keys]), run.contract, base_dir=run.base_dir)
+            target_df = apply_masks(target_df.select(*[quote_identifier(k) for k in keys]), run.contract,
+                                    base_dir=run.base_dir)
         reason = policy.merge_keys_reason(target_df, keys, masked=run.masking == "applied")
         if reason:
             policy.block(run.result, reason)

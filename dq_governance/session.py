@@ -84,6 +84,20 @@ def capabilities(spark: Any) -> Capabilities:
     return _CAPABILITIES[kind(spark)](spark)
 
 
+def deterministic(df: Any) -> bool | None:
+    """Whether two reads of `df` give the same rows, as Spark's analyzed plan says; None when it cannot be asked.
+
+    A nondeterministic expression (`rand()`, a UDF marked `asNondeterministic`) makes the plan nondeterministic.
+    A Connect session has no driver JVM to ask (None); neither can tell a source whose files change between reads.
+    """
+    if not capabilities(df.sparkSession).driver_jvm:
+        return None
+    try:
+        return bool(df._jdf.queryExecution().analyzed().deterministic())
+    except Exception:  # noqa: BLE001 - a question, never a failure
+        return None
+
+
 def unsupported(what: str, instead: str) -> ConfigError:
     """The one-line error for a feature a Spark Connect session lacks, naming what to use instead."""
     return ConfigError(f"{what} needs a classic Spark session (Spark Connect has no driver JVM); use {instead}")

@@ -63,6 +63,7 @@ from openlineage.client.generated.base import RunFacet
 
 from dq_governance.checks.disclosure import touches_pii
 from dq_governance.errors import ConfigError, DqGovernanceError, GateFailedError
+from dq_governance.identifiers import quote_identifier
 from dq_governance.lineage.emit import LineageEmitter
 from dq_governance.session import first_line, is_connect, mark, path_exists
 
@@ -422,13 +423,13 @@ class _BatchChecker:
             known = (spark.read.option("basePath", where).parquet(where)
                      .where(~this_batch).drop(STREAM_COL, BATCH_COL).distinct())
             aliases = [f"__dq_seen{index}_{j}" for j in range(len(columns))]
-            known = known.select(*[F.col(f"`{c}`").alias(a) for c, a in zip(columns, aliases)]).withColumn(
+            known = known.select(*[F.col(quote_identifier(c)).alias(a) for c, a in zip(columns, aliases)]).withColumn(
                 f"{SEEN_PREFIX}{index}", F.lit(True))
             probes = {c: f"__dq_probe{index}_{j}" for j, c in enumerate(columns)}
             if name in self.pii_keys:  # the table holds pseudonyms: compare the batch's keys as the same
                 df = self._pseudonyms(df, probes)
             else:
-                df = df.select("*", *[F.col(f"`{c}`").cast("string").alias(p) for c, p in probes.items()])
+                df = df.select("*", *[F.col(quote_identifier(c)).cast("string").alias(p) for c, p in probes.items()])
             condition = reduce(lambda a, b: a & b, [
                 F.col(p) == F.col(a).cast("string") for p, a in zip(probes.values(), aliases)])
             df = df.join(F.broadcast(known), on=condition, how="left").drop(*aliases, *probes.values())
@@ -448,11 +449,11 @@ class _BatchChecker:
         from dq_governance.publish.writer import replace_partitions
 
         for name, columns in self.unique_keys:
-            keys = result.valid_df.select(*[F.col(f"`{c}`") for c in columns])
+            keys = result.valid_df.select(*[F.col(quote_identifier(c)) for c in columns])
             if name in self.pii_keys:
                 probes = {c: f"__dq_probe_{j}" for j, c in enumerate(columns)}
                 keys = self._pseudonyms(keys, probes).select(*[F.col(p).alias(c) for c, p in probes.items()])
-            keys = keys.select(*[F.col(f"`{c}`").cast("string").alias(c) for c in columns]).distinct()
+            keys = keys.select(*[F.col(quote_identifier(c)).cast("string").alias(c) for c in columns]).distinct()
             keys = keys.withColumns({STREAM_COL: F.lit(self.stream), BATCH_COL: F.lit(int(batch_id)).cast("long")})
             replace_partitions(keys.coalesce(1), self._keys_dir(name), [STREAM_COL, BATCH_COL],
                                run_id=f"keys-{self.stream}-{int(batch_id)}")

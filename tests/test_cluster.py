@@ -100,3 +100,28 @@ def test_events_validate_against_the_openlineage_spec(seen):
     assert by_run == {publish: ["START", "COMPLETE"], blocked: ["START", "FAIL"],
                       seen["sales"]["run_id"]: ["START", "COMPLETE"]}
     assert KEY not in Path(seen["events"]).read_text() and KEY not in seen["stderr"]
+
+
+def test_a_jar_on_the_drivers_class_path_alone_steps_aside_instead_of_failing_tasks(tmp_path):
+    """The extension and the JVM HMAC need the jar on the executors: without it each logs one line and steps aside."""
+    import pyspark
+
+    from enforce_helpers import _contract, _dqgov
+
+    contract = _contract(tmp_path, "orders_gov", path=str(tmp_path / "orders"))
+    _dqgov("manifest", str(contract), "-o", str(tmp_path / "manifest.json"), cwd=tmp_path)
+    proc = subprocess.run([sys.executable, str(REPO / "tests" / "cluster_driver_only_job.py"), str(tmp_path),
+                           str(tmp_path / "manifest.json")], cwd=REPO, env=job_env(), capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    seen = json.loads(next(x for x in reversed(proc.stdout.splitlines()) if x.startswith("RESULT ")).removeprefix(
+        "RESULT "))
+    # both writes ran ungoverned: the 7 seed orders (a failing gate in block mode) and the ungoverned path
+    assert (seen["orders_rows"], seen["plain_rows"]) == (7, 10)
+    assert seen["commit_protocol"] is None and seen["history_written"] is False
+    lines = proc.stderr.splitlines()
+    stepped_aside = [line for line in lines if "the executors cannot load this jar" in line]
+    assert len(stepped_aside) == (1 if pyspark.__version__.startswith("4.") else 0), lines[-40:]  # 3.5: unsupported
+    assert len([line for line in lines if "the sha2 path is used (the same bytes)" in line]) == 1, lines[-40:]
+    raw = raw_cpfs("customers", "cliente_id")
+    assert seen["sha2_in_plan"] and seen["cpf"] == {cid: pseudonym(KEY, cpf) for cid, cpf in raw.items()}

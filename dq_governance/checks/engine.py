@@ -58,9 +58,9 @@ from dq_governance.checks.columns import ERRORS_COL, WARNINGS_COL
 from dq_governance.checks.result import CheckResult, ColumnMetrics, RuleResult
 from dq_governance.contracts.model import Contract, ReferenceSpec
 from dq_governance.errors import ConfigError, ContractError, InputDataError
-from dq_governance.identifiers import quote_identifier
+from dq_governance.identifiers import quote_identifier, working_name_clashes
 from dq_governance.scrub import contract_identifiers, scrub_message
-from dq_governance.session import first_line
+from dq_governance.session import deterministic, first_line
 from dq_governance.checks.disclosure import withheld
 from dq_governance.checks.gate import decide
 
@@ -163,7 +163,7 @@ class BuildContext:
     """What rule builders see: typed columns, scopes, and the joins the engine adds for them."""
 
     def __init__(self, spark: SparkSession, df: DataFrame, stage: DataFrame, fields: dict[str, _Field],
-                 run_tag: str, volume_history: VolumeHistory | None):
+                 run_tag: str, volume_history: VolumeHistory | None, nested: frozenset[str] = frozenset()):
         self.spark = spark
         self.input_df = df  # as read (annotations of an earlier check dropped), for rules that scan it
         self.input_schema: StructType = df.schema
@@ -174,7 +174,8 @@ class BuildContext:
         self.volume_history = volume_history
         self.now: datetime | None = None  # the freshness clock; None = wall clock
         self.previous_schema: dict[str, str] | None = None  # the last run's input schema, for schema_drift
-        self._columns = set(stage.columns)
+        # a struct field's dotted path is a path even when the input also holds a column of that very name
+        self._columns = set(stage.columns) - nested
         # the input's columns, typed: what valid_df and `sql` rules see (the raw copies left out)
         self.user_columns = [c for c in stage.columns if not c.startswith("__dq_raw")]
         self._dtypes = {f.name: f.dataType for f in stage.schema.fields}
@@ -189,7 +190,7 @@ class BuildContext:
     # -- column access (typed values) ----------------------------------------
     def col(self, name: str) -> Column:
         """The typed value of a column (contract columns are cast; others as read)."""
-        return q(name) if name in self._columns else F.col(name)
+        return q(name) if name in self._columns else F.col(self.sql(name))
 
     def sql(self, name: str) -> str:
         """`col(name)` as SQL text: a top-level name quoted whole, else a path of quoted parts."""
@@ -211,7 +212,7 @@ class BuildContext:
 
     def dtype(self, name: str) -> DataType:
         """The typed Spark type of a column or dotted nested path."""
-        if name in self._dtypes:
+        if name in self._columns:
             return self._dtypes[name]
         current: DataType = self.stage.schema
         for part in name.split("."):
@@ -459,11 +460,18 @@ def evaluate(
         # the pattern parser reads these (a date or timestamp format, named or not): under 3.5's default policy it
         # aborts the pass, and under LEGACY it takes text such as "2024-1-1 1:2:3" as valid
         compat.check_time_parser(spark)  # before any Spark work
+    cached: list[DataFrame] = []
+    pinned: DataFrame | None = None
+    if deterministic(df) is False and not _user_cached(df):
+        # rand() or a nondeterministic UDF in the input: the duplicated keys, the pass, `sql` rules and the
+        # outputs must all read the same rows, so the input is read once and kept (split: until released)
+        log.info("the input of %s is nondeterministic: it is read once and kept for this run", source or contract.name)
+        df = pinned = persist_for_run(df)
+        cached.append(pinned)
     ctx, plans = build_rules(spark, df, contract, rules, volume_history=volume_history)
     stage, fields = ctx.stage, ctx.fields
     ctx.now, ctx.previous_schema = now, previous_schema
 
-    cached: list[DataFrame] = []
     try:
         flagged = _join_flags(ctx, stage, cached)
     except BaseException:
@@ -515,7 +523,7 @@ def evaluate(
         except Exception as exc:
             raise InputDataError(f"checking {source or contract.name} failed: {failure_line(contract, exc)}") from None
         values = dict(zip(keys, row))
-        for frame in [f for f in cached if f is not kept]:  # duplicated keys: used up by the pass
+        for frame in [f for f in cached if f is not kept and f is not pinned]:  # duplicated keys: used up
             frame.unpersist()
             cached.remove(frame)
         ctx.validation_frame = measured_frame  # read by `sql` rules only, each building its view from it
@@ -523,6 +531,9 @@ def evaluate(
         pii = contract.pii_columns()
         results = [withheld(_result(rule, plan, index, values, total), _read_columns(rule), pii)
                    for index, (rule, plan, _v) in enumerate(plans)]
+        if pinned is not None and mode == "counts":  # `sql` rules have read it: nothing is left to read
+            pinned.unpersist()
+            cached.remove(pinned)
     except BaseException:
         for frame in cached:
             frame.unpersist()
@@ -581,7 +592,8 @@ def build_rules(spark: SparkSession, df: DataFrame, contract: Contract, rules: l
     the same row conditions to SQL text for the session extension.
     """
     stage, fields = _stage(df, contract)
-    ctx = BuildContext(spark, df, stage, fields, uuid.uuid4().hex[:12], volume_history)
+    nested = frozenset(path for path, _ in contract.iter_fields()) - set(contract.column_names())
+    ctx = BuildContext(spark, df, stage, fields, uuid.uuid4().hex[:12], volume_history, nested)
     ctx.contract = contract
     plans: list[tuple[Any, RulePlan, Column | None]] = []
     for rule in rules:
@@ -595,6 +607,12 @@ def build_rules(spark: SparkSession, df: DataFrame, contract: Contract, rules: l
     return ctx, plans
 
 
+def _user_cached(df: DataFrame) -> bool:
+    """Whether the caller has persisted `df` (its rows are read once already; its cache is theirs to release)."""
+    level = df.storageLevel
+    return level.useMemory or level.useDisk
+
+
 def _require_columns(df: DataFrame, contract: Contract, rules: list[Any], source: str | None) -> None:
     """InputDataError (one line) naming the contract / rule columns the input lacks."""
     present = set(df.columns)
@@ -603,6 +621,9 @@ def _require_columns(df: DataFrame, contract: Contract, rules: list[Any], source
         return path in present or path.split(".", 1)[0] in present
 
     where = f"{source}: " if source else ""
+    clash = working_name_clashes(df.columns)
+    if clash:
+        raise InputDataError(where + clash)
     missing = [c for c in contract.column_names() if c not in present]
     if missing:
         raise InputDataError(

@@ -332,6 +332,13 @@ def row_count(rule: Any, ctx: BuildContext) -> RulePlan:
     return RulePlan(finalize=finalize, expected=_expected_thresholds(rule) or _bounds_text(rule.min, rule.max))
 
 
+def _judges_percent(rule: Any) -> bool:
+    """True when a count rule is judged as a percent of its rows: a `_percent` type or a `%` threshold."""
+    texts = [getattr(rule, key, None) for key in ("must_be", "warn")]
+    return rule.type.endswith("_percent") or any(
+        text is not None and parse_threshold(text).unit == "percent" for text in texts)
+
+
 def _count_metric_rule(rule: Any, violation: Column | None, what: str) -> RulePlan:
     """missing_* / invalid_* / duplicate_*: flag offending rows, compare the count or percent."""
 
@@ -339,6 +346,8 @@ def _count_metric_rule(rule: Any, violation: Column | None, what: str) -> RulePl
         count = float(m.failed_count or 0)
         percent = 100.0 * count / m.scope_rows if m.scope_rows else None
         metric = percent if rule.type.endswith("_percent") else count
+        if percent is None and _judges_percent(rule):  # a percent of no rows is no figure: not a failure
+            return Outcome(True, "skipped", None, _expected_thresholds(rule), "skipped: no rows in scope")
         return judge(rule, metric, unit_metrics={"percent": percent}, what=f"{what} {rule.type.rsplit('_', 1)[1]}")
 
     return RulePlan(violation=violation, finalize=finalize, expected=_expected_thresholds(rule))

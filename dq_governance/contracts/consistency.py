@@ -56,6 +56,36 @@ def duplicate_field_names(fields: Any) -> list[Problem]:
     return out
 
 
+def ambiguous_paths(fields: Any) -> list[Problem]:
+    """Every nested field whose dotted path could name another column, at `('fields', i, ..., 'name')`.
+
+    Rules and masks name a struct's field by its dotted path (`a.b`), so that path must not also be a top-level
+    field's name or another field's path, and a nested field's own name cannot hold a dot.
+    """
+    out: list[Problem] = []
+    top = {name for spec in _items(fields) if isinstance(name := _get(spec, "name"), str)}
+
+    def walk(items: list[Any], prefix: tuple[Any, ...], parent: str) -> None:
+        for index, spec in enumerate(items):
+            name = _get(spec, "name")
+            if not isinstance(name, str):
+                continue
+            path = f"{parent}.{name}"
+            if "." in name:
+                out.append(Problem((*prefix, index, "name"), f"nested field name {name!r} holds a dot: its path "
+                                   f"`{path}` would read as a struct `{parent}.{name.split('.')[0]}`; rename it"))
+            elif path in top:
+                out.append(Problem((*prefix, index, "name"), f"`{path}` names both field {name!r} of struct "
+                                   f"`{parent}` and the top-level field `{path}`; rename one"))
+            walk(_items(_get(spec, "fields")), (*prefix, index, "fields"), path)
+
+    for index, spec in enumerate(_items(fields)):
+        name = _get(spec, "name")
+        if isinstance(name, str):
+            walk(_items(_get(spec, "fields")), ("fields", index, "fields"), name)
+    return out
+
+
 def struct_member_problems(fields: Any) -> list[Problem]:
     """Every nested field its struct's declared type does not have, at `('fields', i, ..., 'name')`.
 

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from dq_governance.contracts.consistency import (
     Problem,
+    ambiguous_paths,
     document_fields,
     duplicate_field_names,
     field_paths,
@@ -147,7 +148,8 @@ def _build_native(doc: SourceDocument) -> tuple[Contract | None, list[LintIssue]
     schema = data.get("schema") if isinstance(data.get("schema"), dict) else {}
     quality = data.get("quality") if isinstance(data.get("quality"), dict) else {}
     problems = [(("schema", *p.path), p)
-                for p in duplicate_field_names(schema.get("fields")) + struct_member_problems(schema.get("fields"))]
+                for p in duplicate_field_names(schema.get("fields")) + struct_member_problems(schema.get("fields"))
+                + ambiguous_paths(schema.get("fields"))]
     known = field_paths(schema.get("fields"))
     problems += [(("quality", *p.path), p) for p in unknown_rule_columns(known, quality.get("rules"))]
     problems += [(("quality", *p.path), p)

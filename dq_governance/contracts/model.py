@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from pydantic_core import PydanticCustomError
 
 from dq_governance.contracts.consistency import (
+    ambiguous_paths,
     as_moment,
     bound_kind,
     bound_text,
@@ -229,7 +230,8 @@ class SchemaSpec(_Strict):
 
     @model_validator(mode="after")
     def _unique_names(self) -> SchemaSpec:
-        _raise_first(duplicate_field_names(self.fields) + struct_member_problems(self.fields), ())
+        _raise_first(duplicate_field_names(self.fields) + struct_member_problems(self.fields)
+                     + ambiguous_paths(self.fields), ())
         return self
 
 
@@ -984,14 +986,20 @@ def undeclared_columns(contract: Contract, columns: Iterable[str]) -> list[str]:
 
 
 def _named(rules: list[Any]) -> list[Any]:
-    """The rules with unique names: an unnamed rule takes its default name, repeats get `_2`, `_3`, ..."""
+    """The rules with unique names: an unnamed rule takes its default name, repeats get `_2`, `_3`, ...
+
+    A suffix never takes a name another rule holds as its own (`x_not_null_2` written by hand stays that rule's).
+    """
+    bases = [rule.name or rule.default_name() for rule in rules]
+    reserved = set(bases)
+    taken: set[str] = set()
     named: list[Any] = []
-    seen: dict[str, int] = {}
-    for rule in rules:
-        base = rule.name or rule.default_name()
-        count = seen.get(base, 0)
-        seen[base] = count + 1
-        name = base if count == 0 else f"{base}_{count + 1}"
+    for rule, base in zip(rules, bases):
+        name, count = base, 1
+        while name in taken or (name != base and name in reserved):
+            count += 1
+            name = f"{base}_{count}"
+        taken.add(name)
         named.append(rule if rule.name == name else rule.model_copy(update={"name": name}))
     return named
 

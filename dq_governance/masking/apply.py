@@ -19,8 +19,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from dq_governance.contracts.model import Contract, MaskingPolicy, MaskingSpec
-from dq_governance.errors import ConfigError
-from dq_governance.identifiers import quote_identifier
+from dq_governance.errors import ConfigError, InputDataError
+from dq_governance.identifiers import quote_identifier, working_name_clashes
 from dq_governance.masking.keys import MaskingKey, resolve_key
 from dq_governance.masking.methods import Digest, MaskContext, keyed_text, mask_column, sha2_digest
 from dq_governance.masking.policies import KEYED_METHODS, effective_policy, masked_columns, undeclared_masks
@@ -60,6 +60,9 @@ def apply_masks(
     """
     if hmac_engine not in HMAC_ENGINES:
         raise ConfigError(f"hmac_engine must be one of {', '.join(HMAC_ENGINES)}, got {hmac_engine!r}")
+    clash = working_name_clashes(df.columns)
+    if clash:  # the pads are joined in under such names
+        raise InputDataError(clash)
     targets = mask_targets(df.schema, contract, policy)
     if not targets:
         return df
@@ -114,7 +117,8 @@ def _digest(df: DataFrame, key: MaskingKey, engine: str) -> tuple[DataFrame, Dig
             if is_connect(df.sparkSession):
                 raise unsupported("hmac_engine 'jvm'", "hmac_engine 'auto' or 'sha2' (the same bytes)")
 
-            raise ConfigError(f"hmac_engine 'jvm' needs the dq-governance extension jar on the driver; {HOW_TO_BUILD}")
+            raise ConfigError("hmac_engine 'jvm' needs the dq-governance extension jar on the driver and the executors "
+                              f"(spark.jars); {HOW_TO_BUILD}")
     log.debug("keyed masks: sha2 construction over broadcast pads (key id %s)", key.key_id)
     inner, outer = key.pads()
     pads = df.sparkSession.createDataFrame(
@@ -147,7 +151,7 @@ def _masked_top(
         nested = top_col.getField(rest[0])
         for part in rest[1:]:
             nested = nested.getField(part)
-        top_col = top_col.withField(".".join(rest), mask_column(nested, spec, ctx))
+        top_col = top_col.withField(".".join(map(quote_identifier, rest)), mask_column(nested, spec, ctx))
     return top_col.alias(name, metadata=meta)
 
 
@@ -161,7 +165,10 @@ def mask_targets(
     declares a struct) raises ConfigError: the column is PII and would leave unmasked.
     """
     specs = masked_columns(contract, policy)
-    targets = [target for path, spec in specs.items() if (target := _target(schema, path, spec)) is not None]
+    # a struct's field by its dotted path, even when the frame also holds a column named like that path
+    nested = {path for path, _ in contract.iter_fields()} - set(contract.column_names())
+    targets = [target for path, spec in specs.items()
+               if (target := _target(schema, path, spec, path in nested)) is not None]
     # undeclared columns are top-level names as read (a dot in one is part of its name, not a path)
     undeclared = undeclared_masks(contract, [f.name for f in schema.fields], policy)
     return targets + [MaskTarget(name, name, name, spec) for name, spec in undeclared.items()]
@@ -173,8 +180,8 @@ def _field(struct: T.StructType, name: str) -> T.StructField | None:
         (f for f in struct.fields if f.name.lower() == name.lower()), None)
 
 
-def _target(schema: T.StructType, path: str, spec: MaskingSpec) -> MaskTarget | None:
-    whole = _field(schema, path) if "." in path else None
+def _target(schema: T.StructType, path: str, spec: MaskingSpec, nested: bool) -> MaskTarget | None:
+    whole = _field(schema, path) if "." in path and not nested else None
     if whole is not None:  # a top-level column whose name holds a dot (`cliente.cpf` read from CSV)
         return MaskTarget(whole.name, whole.name, path, spec)
     parts = path.split(".")

@@ -10,6 +10,7 @@ built-in `sha2` path in a single call per value, several times faster (benchmark
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from pyspark.sql import Column
@@ -17,20 +18,34 @@ from pyspark.sql import functions as F
 
 from dq_governance.masking.keys import MaskingKey
 from dq_governance.masking.methods import NORMALISERS, Digest
-from dq_governance.session import java_class
+from dq_governance.session import java_class, log_once
 
 HMAC_CLASS = "io.github.dqgovernance.masking.HmacMask"
+REACH_CLASS = "io.github.dqgovernance.ExecutorReach"
+
+log = logging.getLogger(__name__)
 
 
 def available(spark: Any) -> bool:
-    """Whether the driver has the extension jar (and a py4j gateway) for the JVM digest."""
-    return java_class(spark, HMAC_CLASS) is not None
+    """Whether the JVM digest can run: the extension jar on the driver (and a py4j gateway) and on the executors."""
+    return java_class(spark, HMAC_CLASS) is not None and _executors_load_it(spark)
+
+
+def _executors_load_it(spark: Any) -> bool:
+    """False when the jar is on the driver's class path alone: the UDF's tasks would fail on the executors."""
+    reach = java_class(spark, REACH_CLASS)
+    if reach is None or reach.reachable(spark.sparkContext._jsc.sc()):
+        return True
+    log_once(None, "hmac-driver-only", "keyed masks: the dq-governance jar is on the driver's class path only (not on "
+             "spark.jars or spark.executor.extraClassPath), so the sha2 path is used (the same bytes)",
+             level=logging.WARNING, logger=log)
+    return False
 
 
 def jvm_digest(spark: Any, key: MaskingKey) -> Digest | None:
-    """A Digest backed by the JVM UDF, or None when the class is not on the driver's classpath (or on Connect)."""
+    """A Digest backed by the JVM UDF, or None when the executors cannot run it (or on Connect)."""
     mask_class = java_class(spark, HMAC_CLASS)
-    if mask_class is None:
+    if mask_class is None or not _executors_load_it(spark):
         return None
     inner, outer = key.pads()
     pad_row = spark.createDataFrame([(bytearray(inner), bytearray(outer))], "ipad binary, opad binary")._jdf.head()

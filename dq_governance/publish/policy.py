@@ -37,6 +37,7 @@ from typing import Any
 
 from dq_governance.checks.result import CheckResult, GateDecision
 from dq_governance.errors import EXIT_GATE_FAILED, ConfigError, DqGovernanceError
+from dq_governance.identifiers import quote_identifier
 
 ERRORS_COL = "_dq_errors"
 WARNINGS_COL = "_dq_warnings"
@@ -179,7 +180,7 @@ def typed_like(raw_df: Any, schema: Any, contract: Any) -> Any:
     for spec in schema.fields:
         declared = contract.field(spec.name)
         fmt = declared.date_format if declared is not None else None
-        raw = raw_df[spec.name]
+        raw = raw_df[quote_identifier(spec.name)]
         typed = convert(raw, raw_types[spec.name], spec.dataType, fmt).typed if spec.name in raw_types else None
         columns.append((typed if typed is not None else raw).cast(spec.dataType).alias(spec.name))
     return raw_df.select(*columns)
@@ -274,9 +275,9 @@ def merge_keys_reason(target_df: Any, keys: list[str], *, masked: bool = False) 
 
     from pyspark.sql import functions as F
 
-    any_null = reduce(lambda a, b: a | b, [F.col(f"`{k}`").isNull() for k in keys])
+    any_null = reduce(lambda a, b: a | b, [F.col(quote_identifier(k)).isNull() for k in keys])
     if masked:
-        groups = target_df.groupBy(*[F.col(f"`{k}`") for k in keys]).agg(F.count(F.lit(1)).alias("n"))
+        groups = target_df.groupBy(*[F.col(quote_identifier(k)) for k in keys]).agg(F.count(F.lit(1)).alias("n"))
         row = groups.agg(F.sum(F.when(any_null, F.col("n"))).alias("nulls"),
                          F.sum(F.when(~any_null & (F.col("n") > 1), F.col("n"))).alias("shared")).first()
         nulls, shared = int(row["nulls"] or 0), int(row["shared"] or 0)

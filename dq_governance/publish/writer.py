@@ -48,6 +48,7 @@ from typing import Any, Callable, Iterator
 from pyspark.sql import DataFrame, SparkSession
 
 from dq_governance.errors import ConfigError, DqGovernanceError, InputDataError
+from dq_governance.identifiers import quote_identifier
 from dq_governance.publish.staging import STAGING_PREFIX, staged_path
 from dq_governance.session import CLASSIC, CONNECT, HadoopFs, capabilities, first_line, kind, log_once, unsupported
 from dq_governance.session import join as _join
@@ -420,16 +421,16 @@ def partition_rows(spark: SparkSession, output: Output, value: str, columns: lis
         _require_delta(spark, f"output {output.location}")
         if not is_delta_table(spark, output.location):
             return set()
-        frame = spark.read.format("delta").load(output.location).where(F.col(f"`{column}`") == F.lit(value))
+        frame = spark.read.format("delta").load(output.location).where(F.col(quote_identifier(column)) == F.lit(value))
     elif output.format == "parquet":
         where = _join(output.location, partition_dir(column, value))
         if not path_exists(spark, where):
             return set()
         # that directory alone, with the schema given: nothing else of the output is listed or inferred
-        frame = spark.read.schema(", ".join(f"`{c}` string" for c in columns)).parquet(where)
+        frame = spark.read.schema(", ".join(f"{quote_identifier(c)} string" for c in columns)).parquet(where)
     else:
         return set()
-    return {tuple(row) for row in frame.select(*[F.col(f"`{c}`") for c in columns]).distinct().collect()}
+    return {tuple(row) for row in frame.select(*[F.col(quote_identifier(c)) for c in columns]).distinct().collect()}
 
 
 # --------------------------------------------------------------------------- Delta and tables
@@ -564,7 +565,7 @@ def _promote_delta_path(staged: StagedWrite) -> None:
     if output.partition_by:
         writer = writer.partitionBy(*output.partition_by)
     if output.mode == "replace_partitions" and exists:
-        values = [row.asDict() for row in frame.select(*output.partition_by).distinct().collect()]
+        values = _partition_values(frame, output.partition_by)
         values += [dict(zip(output.partition_by, rel)) for rel in _clear_values(staged)]
         if not values:
             return
@@ -594,10 +595,15 @@ def _clear_values(staged: StagedWrite) -> list[tuple[str | None, ...]]:
     return [tuple(partition_value(part) for part in rel.split("/")) for rel in staged.clear]
 
 
+def _partition_values(frame: DataFrame, partition_by: list[str]) -> list[dict[str, Any]]:
+    """The distinct partition values `frame` holds, one dict per partition (names may hold dots)."""
+    return [row.asDict() for row in frame.select(*[quote_identifier(c) for c in partition_by]).distinct().collect()]
+
+
 def _partition_predicate(values: list[dict[str, Any]]) -> str:
     """A replaceWhere predicate matching exactly these partition values (null as `IS NULL`)."""
     def term(k: str, v: Any) -> str:
-        return f"`{k}` IS NULL" if v is None else f"`{k}` = {_sql_literal(str(v))}"
+        return f"{quote_identifier(k)} IS NULL" if v is None else f"{quote_identifier(k)} = {_sql_literal(str(v))}"
 
     return " OR ".join("(" + " AND ".join(term(k, v) for k, v in value.items()) + ")" for value in values)
 
@@ -795,7 +801,7 @@ def replace_delta_partition(frame: DataFrame, path: str, values: dict[str, str],
     # mergeSchema: a history table written by an older version (fewer report columns) keeps accepting runs.
     writer = frame.write.format("delta").partitionBy(*partition_by).option("mergeSchema", "true")
     if is_delta_table(spark, path):
-        predicate = " AND ".join(f"`{k}` = {_sql_literal(v)}" for k, v in values.items())
+        predicate = " AND ".join(f"{quote_identifier(k)} = {_sql_literal(v)}" for k, v in values.items())
         writer.mode("overwrite").option("replaceWhere", predicate).save(path)
     else:
         writer.mode("append").save(path)
@@ -1024,11 +1030,12 @@ def _read_back(write: StagedWrite) -> int:
     stored = spark.table(output.location) if output.format == "table" else spark.read.parquet(output.location)
     if not output.partition_by:
         return stored.count()
-    values = [row.asDict() for row in write.staged_frame().select(*output.partition_by).distinct().collect()]
+    values = _partition_values(write.staged_frame(), output.partition_by)
     if not values:
         return 0
     match = reduce(lambda a, b: a | b, [
-        reduce(lambda a, b: a & b, [F.col(f"`{k}`").isNull() if v is None else F.col(f"`{k}`").cast("string") == str(v)
+        reduce(lambda a, b: a & b, [F.col(quote_identifier(k)).isNull() if v is None
+                                    else F.col(quote_identifier(k)).cast("string") == str(v)
                                     for k, v in value.items()])
         for value in values])
     return stored.where(match).count()

@@ -1,5 +1,6 @@
 package io.github.dqgovernance.spark;
 
+import io.github.dqgovernance.ExecutorReach;
 import org.apache.spark.sql.SparkSessionExtensions;
 import org.apache.spark.sql.SparkSessionExtensionsProvider;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
@@ -53,6 +54,11 @@ public final class GovernanceExtensions implements SparkSessionExtensionsProvide
   static Rule<LogicalPlan> enforceWrites(org.apache.spark.sql.SparkSession any) {
     try {
       SparkSession session = (SparkSession) any;
+      if (!ExecutorReach.reachable(session.sparkContext())) {
+        EnforceSettings.warnOnce("the executors cannot load this jar (it is on the driver's class path only; add it"
+            + " to spark.jars or spark.executor.extraClassPath); writes proceed ungoverned");
+        return new Unchanged();
+      }
       installCommitProtocol(session);
       registerResults(session);
       return new EnforceWrites(session);
