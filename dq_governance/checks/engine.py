@@ -592,8 +592,7 @@ def build_rules(spark: SparkSession, df: DataFrame, contract: Contract, rules: l
     the same row conditions to SQL text for the session extension.
     """
     stage, fields = _stage(df, contract)
-    nested = frozenset(path for path, _ in contract.iter_fields()) - set(contract.column_names())
-    ctx = BuildContext(spark, df, stage, fields, uuid.uuid4().hex[:12], volume_history, nested)
+    ctx = BuildContext(spark, df, stage, fields, uuid.uuid4().hex[:12], volume_history, contract.nested_paths())
     ctx.contract = contract
     plans: list[tuple[Any, RulePlan, Column | None]] = []
     for rule in rules:

@@ -937,6 +937,10 @@ class Contract(_Strict):
             return [path for path, _ in self.iter_fields()]
         return [f.name for f in self.schema_.fields]
 
+    def nested_paths(self) -> frozenset[str]:
+        """Dotted paths of the fields inside structs: read as paths even where a top-level column has that name."""
+        return frozenset(self.column_names(nested=True)) - set(self.column_names())
+
     def pii_columns(self) -> list[str]:
         """Dotted paths of fields marked `pii: true`."""
         return [path for path, spec in self.iter_fields() if spec.pii]

@@ -165,8 +165,7 @@ def mask_targets(
     declares a struct) raises ConfigError: the column is PII and would leave unmasked.
     """
     specs = masked_columns(contract, policy)
-    # a struct's field by its dotted path, even when the frame also holds a column named like that path
-    nested = {path for path, _ in contract.iter_fields()} - set(contract.column_names())
+    nested = contract.nested_paths()
     targets = [target for path, spec in specs.items()
                if (target := _target(schema, path, spec, path in nested)) is not None]
     # undeclared columns are top-level names as read (a dot in one is part of its name, not a path)
