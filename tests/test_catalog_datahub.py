@@ -357,6 +357,20 @@ def test_tags_and_owners_set_in_the_ui_survive():
 
 
 @responses.activate
+def test_a_field_name_with_a_slash_or_a_tilde_is_one_json_pointer_segment():
+    # RFC 6901: `~` is sent as `~0` and `/` as `~1`, so the patch lands on the field, not on a nested path.
+    state = DHState()
+    DHServer(responses.mock, state)
+    c = contract([{"name": "in/out~rate", "type": "string", "pii": True}])
+    sync(pusher(), [c])
+    _, ops = aspect("editableSchemaMetadata")
+    assert [op["path"] for op in ops] == ["/editableSchemaFieldInfo/in~1out~0rate/globalTags/tags/urn:li:tag:PII"]
+    (info,) = state.aspects[(DS, "editableSchemaMetadata")]["editableSchemaFieldInfo"]
+    assert info["fieldPath"] == "in/out~rate"
+    assert info["globalTags"]["tags"] == [{"tag": "urn:li:tag:PII"}]
+
+
+@responses.activate
 def test_rejected_batch_fails_the_contract_with_the_server_message():
     responses.post(DH_URL + "/aspects?action=ingestProposalBatch", status=422,
                    json={"message": "Failed to validate record with class com.linkedin.assertion.AssertionInfo",

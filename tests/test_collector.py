@@ -203,6 +203,11 @@ def test_invalid_event_is_400_naming_the_field(server):
     response = requests.post(f"{server.url}/api/v1/lineage", json=event, timeout=10)
     assert response.status_code == 400
     assert response.json()["reason"] == "invalid OpenLineage event: job.namespace: missing or not a non-empty string"
+    event = fixture_events()[0]
+    event["run"]["runId"] = "run-1"
+    response = requests.post(f"{server.url}/api/v1/lineage", json=event, timeout=10)
+    assert (response.status_code, response.json()["reason"]) == (
+        400, "invalid OpenLineage event: run.runId: 'run-1' is not a UUID")
 
 
 def test_batch_with_one_bad_event_stores_the_rest(server):

@@ -84,14 +84,16 @@ def test_malformed_events_are_skipped_counted_and_logged(graph, tmp_path, caplog
     bad_time = run_event("z", [], [])
     bad_time["eventTime"] = "yesterday"
     bad_lineage = run_event("w", [], [ds("o", {"columnLineage": {"fields": {"a": {"inputFields": [{"name": "t"}]}}}})])
+    bad_run_id = run_event("v", [], [])
+    bad_run_id["run"]["runId"] = "spark-app-0001"  # the spec's runId is a UUID
     path = tmp_path / "mixed.jsonl"
     path.write_text("\n".join([
         json.dumps(good[0]), "{not json", json.dumps(no_job_name), "", json.dumps(bad_input), json.dumps(bad_time),
-        json.dumps(bad_lineage), "[1, 2]", json.dumps(good[1]),
+        json.dumps(bad_lineage), "[1, 2]", json.dumps(bad_run_id), json.dumps(good[1]),
     ]) + "\n")
     with caplog.at_level(logging.WARNING, logger="dq_governance.lineage.graph"):
         stats = graph.ingest_file(path)
-    assert (stats.read, stats.stored, stats.skipped) == (8, 2, 6)
+    assert (stats.read, stats.stored, stats.skipped) == (9, 2, 7)
     assert stats.errors == [
         f"{path}:2: invalid JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
         f"{path}:3: job.name: missing or not a non-empty string",
@@ -99,9 +101,10 @@ def test_malformed_events_are_skipped_counted_and_logged(graph, tmp_path, caplog
         f"{path}:6: eventTime: not ISO-8601: 'yesterday'",
         f"{path}:7: outputs[0].facets.columnLineage.fields.a.inputFields[0].namespace: missing or not a non-empty string",
         f"{path}:8: event: not a JSON object",
+        f"{path}:9: run.runId: 'spark-app-0001' is not a UUID",
     ]
     assert stats.reasons["invalid JSON"] == 1
-    assert len([r for r in caplog.records if "skipped lineage event" in r.getMessage()]) == 6
+    assert len([r for r in caplog.records if "skipped lineage event" in r.getMessage()]) == 7
     assert graph.counts()["jobs"] == 2  # the two good events still landed
 
 

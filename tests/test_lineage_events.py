@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import uuid
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -348,6 +349,22 @@ def test_a_failing_transport_does_not_fail_the_run_and_leaks_no_token(monkeypatc
     warnings = [r.getMessage() for r in caplog.records if r.name == "dq_governance.lineage.emit"]
     assert len(warnings) == 2 and all("not emitted" in w for w in warnings)
     assert TOKEN not in caplog.text
+
+
+@responses.activate
+def test_credentials_in_an_openlineage_env_url_never_reach_the_logs(monkeypatch, caplog):
+    # The standard sources are the user's (no spec of ours may carry `user:password@`), but the client's
+    # transport logs its URL at debug level, which `dqgov -vv` shows.
+    monkeypatch.setenv("OPENLINEAGE__TRANSPORT__TYPE", "http")
+    monkeypatch.setenv("OPENLINEAGE__TRANSPORT__URL", "http://svc:PASSWORD-9@marquez.example:5000/x?code=QUERY-7")
+    responses.add(responses.POST, re.compile(r"http://.*marquez\.example:5000/"), status=201)
+    contract, run_id = orders(), str(uuid.uuid4())
+    caplog.set_level(logging.DEBUG)
+    emitter = E.build_emitter("default", contract, run_id=run_id, pipeline="p")
+    emitter.start()
+    assert emitter.failures == 0 and len(responses.calls) == 1
+    assert "marquez.example:5000" in caplog.text  # the line is kept, without what follows `//` up to `@`
+    assert "PASSWORD-9" not in caplog.text and "QUERY-7" not in caplog.text
 
 
 @responses.activate

@@ -34,6 +34,31 @@ PARENT_ENV = "OPENLINEAGE_PARENT_ID"  # namespace/job/runId, as Airflow and dbt 
 ROOT_PARENT_ENV = "OPENLINEAGE_ROOT_PARENT_ID"
 
 Ref = tuple[str, str, str]  # (namespace, job name, run id)
+
+
+class _RedactUrls(logging.Filter):
+    """Drops URL userinfo and query strings from openlineage-python's own log lines.
+
+    Its HTTP transport logs its URL at debug level (`dqgov -vv`); a URL from openlineage.yml or OPENLINEAGE_URL
+    can carry `user:password@`, which no spec of ours is allowed to.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            text = record.getMessage()
+        except Exception:  # a broken record is logging's to report
+            return True
+        clean = redact(text)
+        if clean != text:
+            record.msg, record.args = clean, None
+        return True
+
+
+# A logger's filters do not reach its children, so each module that logs a transport's config gets one.
+for _name in ("openlineage.client.client", "openlineage.client.transport.http",
+              "openlineage.client.transport.async_http", "openlineage.client.transport.composite",
+              "openlineage.client.transport.factory"):
+    logging.getLogger(_name).addFilter(_RedactUrls())
 OBJECT_STORES = ("s3://", "gs://", "abfss://", "wasbs://")
 #: uuid5 namespace of the OpenLineage runId of a run whose run id is not a UUID. Fixed forever: every attempt of
 #: a run (same pipeline, same run id) must get the same runId, in this release and the next.

@@ -272,6 +272,9 @@ def _is_name(value: Any) -> bool:
     return type(value) is str and value != ""
 
 
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
 def validate_event(event: Any) -> float:
     """Raise MalformedEvent naming the first field that breaks the OpenLineage shape we read; return eventTime."""
     # Locations are formatted only on failure: this runs for every event of a bulk ingest.
@@ -295,6 +298,8 @@ def validate_event(event: Any) -> float:
         if not isinstance(run, dict):
             raise MalformedEvent("run: missing or not an object")
         _need_str(run, "runId", "run")
+        if not _UUID.fullmatch(run["runId"]):  # the spec's `format: uuid`; a store keyed by a typo'd id splits runs
+            raise MalformedEvent(f"run.runId: {run['runId']!r} is not a UUID")
         _need_dict(run.get("facets"), "run.facets")
     for side in ("inputs", "outputs"):
         items = event.get(side)
