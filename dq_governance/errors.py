@@ -7,6 +7,8 @@ from dataclasses import dataclass
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
 EXIT_BAD_INPUT = 2
+#: an exception dqgov did not raise on purpose (a bug): never 1, which a scheduler reads as "the gate blocked"
+EXIT_INTERNAL = 3
 
 
 class DqGovernanceError(Exception):

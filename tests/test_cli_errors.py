@@ -133,3 +133,22 @@ def test_a_check_that_raises_on_a_pii_value_hides_the_value_in_its_error_line(sp
     message = str(raised.value)
     assert message.startswith("checking people failed: ") and "CAST_INVALID_INPUT" in message
     assert "ana@example.com" not in message and "'<redacted>'" in message
+
+
+def test_an_unexpected_exception_is_exit_3_in_one_line_not_1_the_gates_code(monkeypatch, capsys, caplog):
+    """Exit 1 means the gate blocked publication: a bug must not look like one (nor print a value it carries)."""
+    import importlib.metadata
+    import logging
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the value 'ana@example.com' was not expected")
+
+    monkeypatch.setattr(importlib.metadata, "version", broken)  # `dqgov version` reads it per package
+    with caplog.at_level(logging.INFO, logger="dq_governance.cli"):
+        code = main(["version"])
+    monkeypatch.undo()
+    assert code == 3
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["dqgov: internal error (a bug in dqgov; -v shows the traceback): RuntimeError: "
+                   "the value '<redacted>' was not expected"]
+    assert [r.exc_info[0] for r in caplog.records if r.getMessage() == "dqgov internal error"] == [RuntimeError]

@@ -1,15 +1,17 @@
-"""Entry point `dqgov`: thin parsing and printing; errors map to exit codes 0 / 1 / 2."""
+"""Entry point `dqgov`: thin parsing and printing; errors map to exit codes 0 / 1 / 2 (3: a bug in dqgov)."""
 
 from __future__ import annotations
 
 import importlib
+import logging
 import pkgutil
 import sys
 
 import click
 
 from dq_governance.cli.app import cli
-from dq_governance.errors import EXIT_BAD_INPUT, DqGovernanceError
+from dq_governance.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, DqGovernanceError
+from dq_governance.scrub import scrub_message
 from dq_governance.session import first_line
 
 
@@ -45,7 +47,7 @@ def _backstop(exc: BaseException) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; return (and exit with) 0 ok or warn, 1 gate failed, 2 bad input."""
+    """Run the CLI; return (and exit with) 0 ok or warn, 1 gate failed, 2 bad input, 3 a bug in dqgov."""
     try:
         # Commands return their exit code (an int) or None for 0; click returns ctx.exit() codes too.
         returned = cli.main(args=argv, prog_name="dqgov", standalone_mode=False)
@@ -63,10 +65,14 @@ def main(argv: list[str] | None = None) -> int:
         code = EXIT_BAD_INPUT
     except Exception as exc:  # a Spark session error that escaped a command: one line, never a traceback
         line = _backstop(exc)
-        if line is None:
-            raise
-        click.echo(f"dqgov: error: {line}", err=True)
-        code = EXIT_BAD_INPUT
+        if line is None:  # a bug: one line (quoted values hidden, as in events), the traceback at -v
+            logging.getLogger(__name__).info("dqgov internal error", exc_info=True)
+            click.echo(f"dqgov: internal error (a bug in dqgov; -v shows the traceback): {type(exc).__name__}: "
+                       f"{scrub_message(str(exc), ())}", err=True)
+            code = EXIT_INTERNAL
+        else:
+            click.echo(f"dqgov: error: {line}", err=True)
+            code = EXIT_BAD_INPUT
     if argv is None:
         sys.exit(code)
     return code
