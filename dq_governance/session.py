@@ -308,6 +308,42 @@ def mark(spark: Any, path: str) -> None:
     _MARK[kind(spark)](spark, path)
 
 
+# --------------------------------------------------------------------------- a worker's plans
+
+_plans_isolated = False
+
+
+def _connect_isolate_plans(spark: Any) -> None:
+    """Start this process's plan ids at a random 62-bit offset, once.
+
+    A Connect server caches analysed plans per session, keyed by the request's relation, plan id included
+    (`spark.connect.session.planCache.*`); an analysed file read holds the files listed then, a Delta read its
+    snapshot. foreachBatch runs in a new Python process on the client's session at each query start, and a new
+    client numbers its plans from 0: its first `path_exists` is the very request an earlier worker sent, and
+    the cache answered it with what was on disk then (a deleted marker still "existed"; a batch was skipped).
+    """
+    global _plans_isolated
+    if _plans_isolated:
+        return
+    try:
+        from pyspark.sql.connect.plan import LogicalPlan
+    except ImportError:  # no Connect client here: nothing numbers plans
+        return
+    import secrets
+
+    with LogicalPlan._lock:  # noqa: SLF001 — PySpark's plan-id counter (3.5 and 4.0 alike)
+        LogicalPlan._nextPlanId = max(LogicalPlan._nextPlanId, secrets.randbits(62))  # noqa: SLF001
+    _plans_isolated = True
+
+
+_ISOLATE_PLANS = {CLASSIC: lambda spark: None, CONNECT: _connect_isolate_plans}
+
+
+def isolate_plans(spark: Any) -> None:
+    """Make this process's Connect requests unlike any another process sent on the same session (see above)."""
+    _ISOLATE_PLANS[kind(spark)](spark)
+
+
 # --------------------------------------------------------------------------- analysis, conf, logs
 
 

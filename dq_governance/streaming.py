@@ -65,7 +65,7 @@ from dq_governance.checks.disclosure import touches_pii
 from dq_governance.errors import ConfigError, DqGovernanceError, GateFailedError
 from dq_governance.identifiers import quote_identifier
 from dq_governance.lineage.emit import LineageEmitter
-from dq_governance.session import first_line, is_connect, mark, path_exists
+from dq_governance.session import first_line, is_connect, isolate_plans, mark, path_exists
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +128,7 @@ class _BatchEmitter(LineageEmitter):
 
 
 BATCH_LOG = "dq_batches"
+_HANDLE_KEY = "handle_key"
 
 
 @dataclass
@@ -140,6 +141,8 @@ class StreamCheck:
     emitter: _BatchEmitter | None = None
     batch_log: str | None = None  # Connect: where the batch entries are written (see the module doc)
     spark: Any = None  # Connect: the client session that reads batch_log
+    #: Connect: tags this handle's entries in batch_log, which holds every query's on that checkpoint
+    handle_key: str = field(default_factory=lambda: uuid.uuid4().hex)
 
     def __getstate__(self) -> dict[str, Any]:
         # foreachBatch on Connect pickles the checker with its handle: a client session cannot travel
@@ -147,10 +150,11 @@ class StreamCheck:
 
     @property
     def batches(self) -> list[dict[str, Any]]:
-        """What each processed batch did, in order: from memory (classic) or from `batch_log` (Connect)."""
+        """What each batch of this query did, in order: from memory (classic) or from `batch_log` (Connect)."""
         if self.batch_log is None or self.spark is None:
             return self.recorded
-        return read_batch_log(self.spark, self.batch_log)
+        return [{k: v for k, v in entry.items() if k != _HANDLE_KEY}
+                for entry in read_batch_log(self.spark, self.batch_log) if entry.get(_HANDLE_KEY) == self.handle_key]
 
     def await_termination(self, timeout: float | None = None) -> Any:
         """Wait for the query (e.g. with trigger availableNow); re-raises a batch's error (ours as one line)."""
@@ -357,6 +361,7 @@ class _BatchChecker:
         from dq_governance.api import _masking_state, _publish, check
 
         spark = batch_df.sparkSession
+        isolate_plans(spark)  # before the first request this worker sends
         if path_exists(spark, self.marker(batch_id)):
             log.info("%s: batch %s already committed; skipped (replay)", self.pipeline, batch_id)
             self._record(spark, batch_id, None, skipped=True)
@@ -475,7 +480,7 @@ class _BatchChecker:
                           "published": result.published, "outputs": outputs or []})
         self.handle.recorded.append(entry)
         if is_connect(spark):  # this may run in the server's worker: the client reads the durable copy
-            write_batch_entry(spark, self.batch_log(), entry)
+            write_batch_entry(spark, self.batch_log(), {**entry, _HANDLE_KEY: self.handle.handle_key})
 
 
 def write_batch_entry(spark: Any, log_dir: str, entry: dict[str, Any]) -> None:

@@ -135,3 +135,41 @@ def test_worker_reading_the_clients_key_file_publishes_runs_pseudonyms(spark, tm
     expected = hmac.new(KEY.encode(), b"52998224725", hashlib.sha256).hexdigest()
     assert [r["cpf"] for r in spark.read.parquet(str(tmp_path / "batch")).collect()] == [expected]
     assert [r["cpf"] for r in spark.read.parquet(str(out / "valid")).collect()] == [expected]
+
+
+def test_a_restarted_query_sees_the_disk_as_it_is_not_as_an_earlier_worker_saw_it(spark, tmp_path):
+    """Each query start runs foreachBatch in a new worker process on the client's session; the server caches
+    analysed plans by request, plan id included, so a worker numbering its plans from 0 again got an earlier
+    worker's answers: after a reset (checkpoint and outputs deleted), batch 0's marker still "existed", the batch
+    was skipped and its rows were lost while Spark committed its offsets."""
+    import shutil
+
+    contract = Contract.model_validate({  # no keyed mask, so no key is needed: this is about the markers
+        "contract": {"name": "ppl", "version": "1.0.0"}, "dataset": {"name": "ppl"},
+        "schema": {"fields": [{"name": "id", "type": "long", "required": True}, {"name": "amount", "type": "int",
+                                                                                "minimum": 0}]},
+        "quality": {"on_failure": "quarantine"}})
+
+    def start(reset: bool):
+        if reset:
+            shutil.rmtree(tmp_path / "in", ignore_errors=True)
+            shutil.rmtree(tmp_path / "out", ignore_errors=True)
+            (tmp_path / "in").mkdir()
+            (tmp_path / "in" / "p.json").write_text('{"id": 1, "amount": 1}\n{"id": 2, "amount": -1}\n')
+        stream = spark.readStream.schema("id long, amount int").json(str(tmp_path / "in"))
+        out = tmp_path / "out"
+        handle = dq_governance.check_stream(stream, contract, target=str(out / "valid"),
+                                            quarantine=str(out / "quarantine"), checkpoint=str(out / "checkpoint"),
+                                            trigger={"availableNow": True})
+        handle.await_termination(300)
+        handle.stop()
+        return [(b["batch_id"], b["skipped"], b.get("valid_rows"), b.get("invalid_rows")) for b in handle.batches]
+
+    assert start(reset=True) == [(0, False, 1, 1)]
+    # the query died after our marker, before Spark's commit: the replay is skipped (this query's entry only)
+    for name in ("0", ".0.crc"):
+        (tmp_path / "out" / "checkpoint" / "commits" / name).unlink(missing_ok=True)
+    assert start(reset=False) == [(0, True, None, None)]
+    assert start(reset=True) == [(0, False, 1, 1)]  # the reset: the batch is checked and published again
+    assert spark.read.parquet(str(tmp_path / "out" / "valid")).count() == 1
+    assert spark.read.parquet(str(tmp_path / "out" / "quarantine")).count() == 1
