@@ -34,6 +34,7 @@ from dq_governance.catalogs.naming import DEFAULT_CONFIG, NameSettings, setting_
 from dq_governance.contracts.diagnostics import validation_issues
 from dq_governance.contracts.source import LintIssue, SourceDocument, read_source
 from dq_governance.errors import CatalogError, ConfigError, ContractError
+from dq_governance.urls import http_url_problem
 
 CONFIG_PATH = Path(DEFAULT_CONFIG)
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -58,8 +59,9 @@ class _Section(BaseModel):
     @field_validator("url")
     @classmethod
     def _url(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith(("http://", "https://")):
-            raise ValueError("the catalog URL must start with http:// or https://")
+        problem = http_url_problem(value, base=True) if value is not None else None
+        if problem is not None:
+            raise ValueError(f"the catalog URL {problem}")
         return value
 
     @field_validator("token_env")

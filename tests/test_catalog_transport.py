@@ -153,3 +153,25 @@ def test_a_request_the_http_library_refuses_names_no_header():
 def test_bad_url_is_a_config_error():
     with pytest.raises(ConfigError, match="must start with http"):
         HttpTransport("om:8585", "openmetadata")
+
+
+@pytest.mark.parametrize(("url", "problem"), [
+    ("http://", "names no host"),
+    ("http://127.0.0.1:99999/", "has a port that is not a number from 1 to 65535"),
+    ("http://exa mple/", "holds whitespace"),
+    # the API path would be appended after the query, and the query is where tokens hide (never echoed)
+    ("http://om.example/?token=SECRET-1", "is a base URL: its query or fragment would come before the API path"),
+])
+def test_a_url_that_cannot_reach_a_server_is_bad_input_not_a_refusal_by_the_catalog(url, problem):
+    with pytest.raises(ConfigError) as info:
+        HttpTransport(url, "openmetadata")
+    assert str(info.value).startswith(f"openmetadata: catalog URL {problem}, got ")
+    assert "SECRET-1" not in str(info.value)
+
+
+def test_a_token_file_that_is_not_utf8_names_the_file_not_the_byte(tmp_path):
+    token_file = tmp_path / "token"
+    token_file.write_bytes(b"abc\xe9def")
+    with pytest.raises(ConfigError) as info:
+        load_token("DQGOV_DATAHUB_TOKEN", {"DQGOV_DATAHUB_TOKEN_FILE": str(token_file)})
+    assert str(info.value) == f"DQGOV_DATAHUB_TOKEN_FILE: token file {token_file} is not UTF-8 text"

@@ -557,11 +557,36 @@ def test_project_rules_file_is_picked_up(tmp_path, monkeypatch):
 def test_bad_rules_file_is_a_config_error(tmp_path, capsys):
     bad = tmp_path / "bad.yaml"
     bad.write_text("rules:\n  V2: {class: maybe}\n")
-    with pytest.raises(ConfigError, match=r"bad.yaml: rules.V2.class: 'maybe' is not one of"):
+    with pytest.raises(ConfigError, match=r"bad.yaml:2:\d+: rules.V2.class: 'maybe' is not one of"):
         load_rules(bad)
     old, new = versions(tmp_path, setf("nota", description="y"), "1.0.1")
     assert main(["diff", str(old), str(new), "--rules", str(bad)]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+@pytest.mark.parametrize(("text", "error"), [
+    # a misspelt override would silently keep the looser packaged class
+    ("rules:\n  s6: {class: compatible}\n", ":2:3: rules.s6: no such change rule"),
+    ("rules:\n  S6: {clas: compatible}\n", ":2:8: rules.S6.clas: unknown key (expected class, change, "
+                                           "requires_approval)"),
+    ("version: 1\nrulez:\n  S6: {class: compatible}\nrules: {}\n", ":2:1: rulez: unknown key (expected version, "
+                                                                   "rules)"),
+    ("rules:\n  S6: compatible\n", ":2:3: rules.S6: expected a mapping such as {class: incompatible}"),
+])
+def test_an_override_names_only_rules_and_keys_that_exist(tmp_path, text, error):
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(text)
+    with pytest.raises(ConfigError) as raised:
+        load_rules(rules)
+    assert str(raised.value).startswith(f"{rules}{error}")
+
+
+def test_a_rules_file_that_is_not_utf8_is_one_line(tmp_path, capsys):
+    rules = tmp_path / "rules.yaml"
+    rules.write_bytes(b"rules:\n  S6: {class: \xff}\n")
+    old, new = versions(tmp_path, setf("nota", description="y"), "1.0.1")
+    assert main(["diff", str(old), str(new), "--rules", str(rules)]) == 2
+    assert capsys.readouterr().err == f"dqgov: error: {rules}: change rules are not UTF-8 text\n"
 
 
 def test_cli_missing_contract_is_one_line_error(tmp_path, capsys):

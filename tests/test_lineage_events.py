@@ -287,6 +287,30 @@ def test_lineage_specs():
         E.transport_config("fle:/tmp/x")
 
 
+@pytest.mark.parametrize(("spec", "error"), [
+    ("http://", "--lineage 'http://': the URL names no host"),
+    ("http://exa mple:5000/x", "--lineage 'http://exa mple:5000/x': the URL holds whitespace"),
+    ("https://gms.example:99999", "--lineage 'https://gms.example:99999': the URL has a port that is not a number "
+                                  "from 1 to 65535"),
+])
+def test_an_http_spec_without_a_usable_host_is_refused_before_anything_runs(spec, error):
+    with pytest.raises(ConfigError) as info:
+        E.transport_config(spec)
+    assert str(info.value) == error
+
+
+def test_an_openlineage_yml_is_read_as_utf8_and_its_http_url_checked(tmp_path):
+    config = tmp_path / "openlineage.yml"
+    config.write_text("transport:\n  type: http\n  url: 'http://'\n")
+    with pytest.raises(ConfigError) as info:
+        E.transport_config(str(config))
+    assert str(info.value) == f"{config}: transport.url: the URL names no host"
+    config.write_bytes(b"transport:\n  type: http\n  url: http://h:5000\n  auth: {type: api_key, apiKey: k\xff}\n")
+    with pytest.raises(ConfigError) as info:
+        E.transport_config(str(config))
+    assert str(info.value) == f"{config}: OpenLineage config is not UTF-8 text"
+
+
 def test_standard_openlineage_env_config_is_used(tmp_path, monkeypatch):
     path = tmp_path / "env.jsonl"
     monkeypatch.setenv("OPENLINEAGE__TRANSPORT__TYPE", "file")

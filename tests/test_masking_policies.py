@@ -127,6 +127,10 @@ def test_load_policy_file(tmp_path):
     with pytest.raises(ContractError) as err:
         load_policy_file(path)
     assert str(err.value).startswith(f"{path}: pii.method:")
+    path.write_bytes(b"masking:\n  pii: r\xe9dact\n")
+    with pytest.raises(ContractError) as err:
+        load_policy_file(path)
+    assert str(err.value) == f"{path}: masking policy is not UTF-8 text"
 
 
 # --------------------------------------------------------------------------- keys

@@ -334,3 +334,17 @@ def test_a_column_name_decides_pii_alone_only_when_no_value_was_tested(name, pre
     found = pii_finding(ColumnProfile(name=name, source_type="string", rows=10, present=present, distinct=present,
                                       distinct_exact=True, hits=hits))
     assert (found and (found[0], round(found[1], 2))) == expected
+
+
+def test_a_json_input_with_no_parseable_line_is_one_line_bad_input(spark, tmp_path):
+    """Spark infers a lone `_corrupt_record` column and refuses to aggregate it later (a traceback, exit 1)."""
+    from dq_governance.errors import InputDataError
+
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"a":\n')
+    with pytest.raises(InputDataError) as info:
+        _read(spark, "json", str(bad))
+    assert str(info.value) == f"{bad}: cannot read as json: no line holds a JSON object"
+    partly = tmp_path / "partly.json"
+    partly.write_text('{"a": 1}\n{"a":\n')  # one good line: its columns come with the corrupt one, as Spark reads it
+    assert _read(spark, "json", str(partly)).columns == ["_corrupt_record", "a"]

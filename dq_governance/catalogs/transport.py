@@ -23,6 +23,8 @@ import requests
 import requests.adapters
 
 from dq_governance.errors import CatalogError, ConfigError
+from dq_governance.scrub import redact
+from dq_governance.urls import http_url_problem
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +70,8 @@ def load_token(env_name: str, environ: dict[str, str] | None = None) -> Secret |
             text = path.read_text(encoding="utf-8").strip()
         except OSError as exc:
             raise ConfigError(f"{env_name}_FILE: cannot read token file {path}: {exc.strerror}") from None
+        except UnicodeDecodeError:  # its message quotes the offending byte of the token
+            raise ConfigError(f"{env_name}_FILE: token file {path} is not UTF-8 text") from None
         if not text:
             raise ConfigError(f"{env_name}_FILE: token file {path} is empty")
         return _one_token(text, f"{env_name}_FILE ({path})")
@@ -94,9 +98,10 @@ def token_problem(text: str) -> str | None:
 
 
 def check_base_url(catalog: str, url: str | None) -> None:
-    """Refuse (ConfigError) a catalog URL that is not http(s)."""
-    if not url or not url.startswith(("http://", "https://")):
-        raise ConfigError(f"{catalog}: catalog URL must start with http:// or https://, got {url!r}")
+    """Refuse (ConfigError) a catalog URL that is not http(s), names no host or port, or carries a query."""
+    problem = http_url_problem(url or "", base=True)
+    if problem is not None:
+        raise ConfigError(f"{catalog}: catalog URL {problem}, got {redact(url or '')!r}")
 
 
 @dataclass

@@ -11,16 +11,8 @@ from dq_governance.cli.app import cli
 
 def _load(path: str):  # type: ignore[no-untyped-def]
     """The contract at PATH, through the project loader (native or ODCS)."""
-    try:
-        from dq_governance.contracts.load import load_contract  # type: ignore[import-not-found]
-    except ImportError:  # the loader module is another helper's; fall back to the native format
-        from pathlib import Path
+    from dq_governance.contracts.load import load_contract
 
-        import yaml
-
-        from dq_governance.contracts.model import Contract
-
-        return Contract.model_validate(yaml.safe_load(Path(path).read_text()))
     return load_contract(path)
 
 

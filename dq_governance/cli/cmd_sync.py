@@ -25,7 +25,8 @@ if TYPE_CHECKING:  # the catalogs package is imported only when a sync runs, to 
               help="Report history written by `dqgov check --report`; the latest run per contract is pushed.")
 @click.option("--dry-run", is_flag=True, help="Send nothing; write each request as a numbered JSON file.")
 @click.option("--out", default=None, type=click.Path(path_type=str),
-              help="Directory for dry-run request files (default ./catalog-requests/<catalog>).")
+              help="Directory for dry-run request files (default ./catalog-requests/<catalog>); "
+              "giving it makes the sync a dry run.")
 @click.option("--server-version", default=None, help="OpenMetadata version X.Y to target in a dry run "
               "(else openmetadata.server_version); a live sync refuses a server of another version.")
 @click.option("--create-tables", is_flag=True, help="OpenMetadata: create missing tables with PUT /api/v1/tables.")

@@ -28,14 +28,19 @@ def guess_format(source: str, declared: str | None, *, is_table: bool) -> str:
 
 def read_frame(spark: Any, fmt: str, source: str) -> Any:
     """The input DataFrame, analysed; text formats read every column as a string (the contract casts them)."""
-    from dq_governance.session import analyzed, first_line
+    from dq_governance.session import analyzed, conf_value, first_line
 
     try:
-        return analyzed(_reader(spark, fmt, source))  # Connect analyses lazily: a missing path fails here
+        frame = analyzed(_reader(spark, fmt, source))  # Connect analyses lazily: a missing path fails here
     except InputDataError:
         raise
     except Exception as exc:  # Spark's AnalysisException and friends: one line naming the cause, no trace
         raise InputDataError(f"{source}: cannot read as {fmt}: {first_line(exc)}") from None
+    # Spark infers a lone corrupt-record column when no line parses, and refuses to query it alone later
+    corrupt = conf_value(spark, "spark.sql.columnNameOfCorruptRecord", "_corrupt_record")
+    if fmt == "json" and frame.columns == [corrupt]:
+        raise InputDataError(f"{source}: cannot read as json: no line holds a JSON object")
+    return frame
 
 
 def _table(spark: Any, source: str) -> Any:

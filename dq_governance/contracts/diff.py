@@ -115,28 +115,49 @@ def load_rules(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
     override = Path(path) if path is not None else (PROJECT_RULES if PROJECT_RULES.is_file() else None)
     if override is not None:
         try:
-            text = override.read_text(encoding="utf-8")
+            text = override.read_bytes().decode("utf-8-sig")
         except OSError as exc:
             raise ConfigError(f"{override}: cannot read change rules: {exc.strerror}") from None
-        for rule_id, spec in _parse_rules(text, str(override)).items():
+        except UnicodeDecodeError:
+            raise ConfigError(f"{override}: change rules are not UTF-8 text") from None
+        for rule_id, spec in _parse_rules(text, str(override), known=table).items():
             table[rule_id] = {**table.get(rule_id, {}), **spec}
     return table
 
 
-def _parse_rules(text: str, where: str) -> dict[str, dict[str, Any]]:
+_RULES_FILE_KEYS = ("version", "rules")
+_RULE_KEYS = ("class", "change", "requires_approval")
+
+
+def _parse_rules(text: str, where: str, known: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """A rule table; an override (`known`: the packaged table) may only restate its ids and keys."""
+    from dq_governance.contracts.source import parse_text  # positions, for a one-line error at the line
+
     try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark else ""
-        raise ConfigError(f"{where}{line}: invalid YAML in change rules") from None
+        source = parse_text(text, where)
+    except DqGovernanceError as exc:
+        raise ConfigError(f"{exc} (change rules)") from None
+
+    def refuse(path: tuple[Any, ...], message: str) -> ConfigError:
+        return ConfigError(str(source.issue(path, message, at_key=True)))
+
+    doc = source.data
     rules = doc.get("rules") if isinstance(doc, dict) else None
     if not isinstance(rules, dict):
-        raise ConfigError(f"{where}: rules: expected a mapping of rule id -> {{class: ...}}")
+        raise refuse(("rules",), "expected a mapping of rule id -> {class: ...}")
+    for key in doc:
+        if key not in _RULES_FILE_KEYS:
+            raise refuse((key,), f"unknown key (expected {', '.join(_RULES_FILE_KEYS)})")
     for rule_id, spec in rules.items():
-        if not isinstance(spec, dict) or ("class" in spec and spec["class"] not in CLASSES):
-            got = spec.get("class") if isinstance(spec, dict) else spec
-            raise ConfigError(f"{where}: rules.{rule_id}.class: {got!r} is not one of {', '.join(CLASSES)}")
+        if known is not None and str(rule_id) not in known:
+            raise refuse(("rules", rule_id), "no such change rule (`dqgov diff` names each rule it applies)")
+        if not isinstance(spec, dict):
+            raise refuse(("rules", rule_id), f"expected a mapping such as {{class: {CLASSES[-1]}}}, got {spec!r}")
+        for key in spec:
+            if key not in _RULE_KEYS:
+                raise refuse(("rules", rule_id, key), f"unknown key (expected {', '.join(_RULE_KEYS)})")
+        if "class" in spec and spec["class"] not in CLASSES:
+            raise refuse(("rules", rule_id, "class"), f"{spec['class']!r} is not one of {', '.join(CLASSES)}")
     return {str(k): dict(v) for k, v in rules.items()}
 
 

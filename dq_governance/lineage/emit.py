@@ -20,6 +20,7 @@ from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, R
 
 from dq_governance.errors import ConfigError, LineageError
 from dq_governance.scrub import contract_identifiers, redact, scrub_message
+from dq_governance.urls import http_url_problem
 from dq_governance.lineage import facets as F
 
 log = logging.getLogger(__name__)
@@ -112,6 +113,9 @@ def transport_config(spec: str | None, *, flag: str = "--lineage", local: bool =
             Path(path).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
         return {"type": "file", "log_file_path": str(Path(path).expanduser().resolve()), "append": True}
     if text.startswith(("http://", "https://")):
+        problem = http_url_problem(text)
+        if problem is not None:
+            raise ConfigError(f"{flag} {redact(text)!r}: the URL {problem}")
         base, path = split_http_url(text)
         config: dict[str, Any] = {"type": "http", "url": base, "endpoint": path or DEFAULT_ENDPOINT,
                                   "retry": dict(HTTP_RETRY)}
@@ -123,9 +127,11 @@ def transport_config(spec: str | None, *, flag: str = "--lineage", local: bool =
         import yaml
 
         try:
-            doc = yaml.safe_load(Path(text).read_text()) or {}
+            doc = yaml.safe_load(Path(text).read_text(encoding="utf-8")) or {}
         except OSError as exc:
             raise ConfigError(f"{text}: cannot read OpenLineage config: {exc.strerror}") from None
+        except UnicodeDecodeError:  # its message quotes a byte, maybe of the API key
+            raise ConfigError(f"{text}: OpenLineage config is not UTF-8 text") from None
         except yaml.YAMLError as exc:  # its message quotes the offending line, which may hold the API key
             mark = getattr(exc, "problem_mark", None)
             where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
@@ -134,7 +140,11 @@ def transport_config(spec: str | None, *, flag: str = "--lineage", local: bool =
             raise ConfigError(f"{text}: OpenLineage config has no `transport` mapping")
         if not isinstance(doc.get("transport"), dict):
             raise ConfigError(f"{text}: OpenLineage config has no `transport` mapping")
-        return doc["transport"]
+        transport = doc["transport"]
+        problem = http_url_problem(str(transport.get("url", ""))) if transport.get("type") == "http" else None
+        if problem is not None:
+            raise ConfigError(f"{text}: transport.url: the URL {problem}")
+        return transport
     raise ConfigError(
         f"{flag} {redact(text)!r}: expected file:PATH, http(s)://HOST[:PORT][/PATH], console, none, "
         "default (openlineage.yml / OPENLINEAGE__* env) or a path to an openlineage.yml"

@@ -91,6 +91,8 @@ def load_policy_file(path: str | Path) -> MaskingPolicy:
         doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ContractError(f"cannot read masking policy: {exc.strerror}", SourceLocation(str(path))) from None
+    except UnicodeDecodeError:
+        raise ContractError("masking policy is not UTF-8 text", SourceLocation(str(path))) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
