@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from dq_governance import pipeline as pipeline_
 from dq_governance.errors import ConfigError, InputDataError
+from dq_governance.scrub import redact
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
@@ -97,6 +98,11 @@ def _checked_options(df: Any, *, run_id: str | None, pipeline: str | None, stora
                           "drop storage= or outputs=False")
 
 
+def _shown(source: str | None) -> str | None:
+    """The source as it is recorded (report, events, `_dq_source`): URL credentials and query strings removed."""
+    return None if source is None else redact(source)
+
+
 def check(
     df: DataFrame,
     contract: Any,
@@ -121,7 +127,8 @@ def check(
     _checked_options(df, run_id=run_id, pipeline=pipeline, storage=storage, outputs=outputs)
     resolved, location = resolve_contract(contract)
     return pipeline_.measure(df, resolved, location=location, outputs=outputs, run_id=run_id, pipeline=pipeline,
-                             source=source, volume_history=volume_history, now=now, previous_schema=previous_schema,
+                             source=_shown(source), volume_history=volume_history, now=now,
+                             previous_schema=previous_schema,
                              storage=storage)
 
 
@@ -200,8 +207,8 @@ def run(
     emitter = _emitter(lineage, resolved, run_id=run_id, pipeline=pipeline, strict=lineage_strict,
                        parent_run_id=parent_run_id, parent_job=parent_job, spark=spark,
                        contract_location=location)
-    plan = pipeline_.Run(df=df, contract=resolved, run_id=run_id, pipeline=pipeline, location=location, source=source,
-                         target=target_out, quarantine=quarantine_out, report=report, report_format=report_format,
+    plan = pipeline_.Run(df=df, contract=resolved, run_id=run_id, pipeline=pipeline, location=location,
+                         source=_shown(source), target=target_out, quarantine=quarantine_out, report=report, report_format=report_format,
                          mask=mask, outputs=outputs, failed_sample=failed_sample, storage=storage,
                          merge_guard=guard, emitter=emitter, raise_on_block=raise_on_block)
     return pipeline_.execute(plan)

@@ -65,6 +65,7 @@ from dq_governance.checks.disclosure import touches_pii
 from dq_governance.errors import ConfigError, DqGovernanceError, GateFailedError
 from dq_governance.identifiers import quote_identifier
 from dq_governance.lineage.emit import LineageEmitter
+from dq_governance.scrub import redact
 from dq_governance.session import first_line, is_connect, isolate_plans, mark, path_exists
 
 log = logging.getLogger(__name__)
@@ -298,7 +299,7 @@ class _BatchChecker:
         self.checkpoint = checkpoint
         self.key_table = key_table
         self.pipeline = pipeline
-        self.source = source
+        self.source = None if source is None else redact(source)  # recorded in reports, events and rows
         self.mask = mask
         self.stream_key = stream_key
         self.stream = stream_tag(stream_key)

@@ -272,6 +272,49 @@ def fixes() -> dict:
         out["kept_quarantine"] = delta_rows(f"{where}/kq", "_dq_run_id", "v")
 
     section(retries)
+
+    # 8. runs of one pipeline writing one Delta history at once (threads of this driver: Delta's optimistic
+    # commits refuse the later writer of the `pipeline=` partition, and of a table both found empty)
+    def concurrent_reports() -> None:
+        import logging
+        import threading
+
+        where = f"{work}/fix_concurrent/report"
+        retried: list[str] = []
+
+        class Count(logging.Handler):
+            def emit(self, record):
+                retried.append(record.getMessage())
+
+        counter = Count(level=logging.INFO)
+        writer_log = logging.getLogger("dq_governance.publish.writer")
+        writer_log.addHandler(counter)
+        writer_log.setLevel(logging.INFO)
+        errors: list[str] = []
+
+        def one(run_id: str, barrier: threading.Barrier) -> None:
+            try:
+                barrier.wait()
+                dq_governance.run(frame([("1", "a"), (None, "bad")]), contract, run_id=run_id, pipeline="conc",
+                                  report=where, report_format="delta", lineage=None)
+            except Exception as exc:  # noqa: BLE001 — reported, and the test asserts there is none
+                errors.append(f"{run_id}: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
+
+        try:
+            for round_ in range(3):  # round 0 creates the table
+                barrier = threading.Barrier(2)
+                threads = [threading.Thread(target=one, args=(f"r{round_}{side}", barrier)) for side in "ab"]
+                for thread in threads:
+                    thread.start()
+                for thread in threads:
+                    thread.join(600)
+        finally:
+            writer_log.removeHandler(counter)
+        rows = spark.read.format("delta").load(where).groupBy("run_id").count().collect()
+        out["concurrent_reports"] = {"errors": errors, "rows": sorted([r["run_id"], r["count"]] for r in rows),
+                                     "retried": len([m for m in retried if "trying again" in m])}
+
+    section(concurrent_reports)
     return out
 
 

@@ -268,3 +268,51 @@ def test_yaml_text_longer_than_a_file_name_loads():
             "schema:\n  fields:\n    - {name: id, type: long}\n") % ("x" * 300)
     contract, location = resolve_contract(text)
     assert (contract.name, contract.contract.description, location) == ("long_text", "x" * 300, None)
+
+
+def test_credentials_in_a_source_are_recorded_nowhere(frame, tmp_path):
+    """The source names the input in report rows, lineage events and quarantined rows' `_dq_source`: a URL's
+    userinfo and query (where object-store keys and tokens sit) are removed first."""
+    import json
+
+    source = "s3a://AKIAEXAMPLE:SeCrEtKeY@bucket/in.csv?token=tok123"
+    events = tmp_path / "events.jsonl"
+    result = dq_governance.run(frame(), _contract(), run_id="r1", source=source, target=str(tmp_path / "t"),
+                               quarantine=str(tmp_path / "q"), report=str(tmp_path / "report"),
+                               lineage=f"file:{events}")
+    assert {row["source"] for row in result.report_rows()} == {"s3a://bucket/in.csv"}
+    spark = frame().sparkSession
+    quarantined = spark.read.parquet(str(tmp_path / "q")).collect()
+    assert [r["_dq_source"] for r in quarantined] == ["s3a://bucket/in.csv"]  # the row without an id
+    assert spark.read.parquet(str(tmp_path / "t")).count() == 2
+    stored = {r["source"] for r in spark.read.parquet(str(tmp_path / "report")).collect()}
+    assert stored == {"s3a://bucket/in.csv"}
+    text = events.read_text()
+    assert len(text.splitlines()) == 2
+    assert not any(secret in text for secret in ("AKIAEXAMPLE", "SeCrEtKeY", "tok123"))
+    checked = dq_governance.check(frame(), _contract(), source=source)
+    assert checked.source == "s3a://bucket/in.csv"
+
+
+def test_two_runs_creating_a_history_at_once_both_keep_their_rows(frame, tmp_path, monkeypatch):
+    """Both runs found the new history directory missing; the second one's whole-directory rename was then
+    refused (`already exists`) and its report rows were lost. Replayed here: run b is told, once, that the
+    history run a has just created does not exist yet."""
+    from dq_governance.session import HadoopFs
+
+    history = tmp_path / "report"
+    dq_governance.run(frame(), _contract(), run_id="a", pipeline="p", report=str(history))
+    real_exists, told = HadoopFs.exists, []
+
+    def exists(self, path):
+        if path.rstrip("/").endswith(str(history)) and not told:
+            told.append(path)
+            return False  # what run b saw before run a's rename
+        return real_exists(self, path)
+
+    monkeypatch.setattr(HadoopFs, "exists", exists)
+    dq_governance.run(frame(), _contract(), run_id="b", pipeline="p", report=str(history))
+    monkeypatch.undo()
+    spark = frame().sparkSession
+    stored = spark.read.parquet(str(history)).groupBy("run_id").count().collect()
+    assert sorted((r["run_id"], r["count"]) for r in stored) == [("a", 4), ("b", 4)]  # one row per rule

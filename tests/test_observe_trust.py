@@ -52,8 +52,8 @@ def test_an_unreadable_history_file_is_one_input_error(tmp_path, capsys):
     pq.write_table(pa.table({"check_name": ["x"], "total_rows": ["many"]}), odd / "part-0.parquet")
     with pytest.raises(InputDataError) as caught:
         read_history_rows(root)
-    assert str(caught.value) == f"{root}: cannot read the report history: Failed to parse string: 'many' as a " \
-                                "scalar of type int64"
+    assert str(caught.value) == f"{root}: cannot read the report history: Unable to merge: Field total_rows has " \
+                                "incompatible types: int64 vs string"
     assert main(["report", "--history", str(root), "-o", str(tmp_path / "r.html")]) == 2
     assert capsys.readouterr().err.strip() == f"dqgov: error: {caught.value}"
 
@@ -183,3 +183,19 @@ def test_a_history_spark_cannot_read_is_one_input_error(spark, tmp_path):
     assert str(caught.value).startswith(f"{missing}: cannot read the report history as delta: ")
     assert "\n" not in str(caught.value)
     assert previous_schema(f"file:{missing}", pipeline="p", spark=spark) is None  # no history yet: no drift
+
+
+def test_a_history_begun_by_an_older_release_keeps_the_columns_later_runs_wrote(tmp_path):
+    """A pyarrow dataset takes its schema from one file: the first run's, written before quality_score,
+    gate_passed and run_schema existed, hid them for every run, and schema_drift then found no earlier schema."""
+    import pyarrow.parquet as pq
+
+    root = write_history(tmp_path / "report", [r for r in history_rows() if r["pipeline"] == "orders"])
+    added = ("quality_score", "gate_passed", "run_schema", "row_outputs")
+    first = root / "pipeline=orders" / "run_id=orders-run-1" / "part-0.parquet"
+    pq.write_table(pq.read_table(first).drop_columns(list(added)), first)  # as an older release wrote it
+    orders = runs(read_history_rows(root, pipeline="orders"))
+    assert [(r.run_id, r.quality_score, r.gate_passed) for r in orders[:2]] == [
+        ("orders-run-1", None, None), ("orders-run-2", 0.98, False)]
+    assert previous_schema(root, pipeline="orders", exclude_run_id="orders-run-6") == {
+        "pedido_id": "string", "status": "string"}

@@ -120,6 +120,14 @@ def test_a_run_id_shared_by_two_contracts_keeps_each_contracts_delta_report_rows
     assert shared["strict_quarantine"] == [["x", "blocked"]]
 
 
+def test_runs_of_one_pipeline_writing_a_delta_history_at_once_all_keep_their_rows(fixes):
+    # Delta refuses the later of two commits to one `pipeline=` partition (and of two creating the table): the
+    # report's replace of its own rows is tried again instead of losing them
+    concurrent = fixes["concurrent_reports"]
+    assert concurrent["errors"] == []
+    assert concurrent["rows"] == [[f"r{i}{side}", 4] for i in range(3) for side in "ab"]  # one row per rule
+
+
 def test_delta_retries_keep_each_contract_and_one_attempt_per_run(fixes):
     # two contracts of a pipeline sharing a run id append to one target: two runs, neither skipped
     assert fixes["shared_append_ids"] == [1, 2, 4, 5, 6]

@@ -82,6 +82,10 @@ def _read_with_pyarrow(path: str | Path, pipeline: str | None) -> list[dict[str,
         dataset = ds.dataset(str(root), format="parquet", partitioning=partitioning)
         if not any(os.path.relpath(name, root).startswith("pipeline=") for name in dataset.files):
             raise InputDataError(f"{path}: not a report history (no pipeline=... partitions)")
+        # A dataset takes its schema from one file: a history begun by an older release would hide every column
+        # added since, in every run. The union of the files' schemas reads each file's absent columns as null.
+        unified = pa.unify_schemas([dataset.schema, *(part.physical_schema for part in dataset.get_fragments())])
+        dataset = ds.dataset(str(root), format="parquet", partitioning=partitioning, schema=unified)
         names = [c for c in REPORT_COLUMNS if c in dataset.schema.names]
         filt = (ds.field("pipeline") == pipeline) if pipeline is not None else None
         rows = dataset.to_table(columns=names, filter=filt).to_pylist()

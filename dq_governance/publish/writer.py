@@ -229,9 +229,9 @@ def _promote_parquet(staged: StagedWrite) -> None:
         _check_append_schema(staged, _parquet_schema(staged.spark, fs, target), target)
         _append_run(fs, staged, target)
         return
-    if not fs.exists(target):  # per-run replace into a new directory
-        fs.rename(staged.staging, target)
-        return
+    # Per-run replace, partition by partition, also into a new directory: two runs creating it at once each
+    # found it missing, and the second one's whole-directory rename was refused (its rows lost).
+    fs.mkdirs(target)
     _replace_partition_dirs(fs, staged)
 
 
@@ -794,8 +794,38 @@ def replace_partitions(frame: DataFrame, path: str, partition_by: list[str], *, 
     return staged.rows
 
 
+#: Delta's optimistic-concurrency refusals: another writer committed first (two runs of one pipeline writing the
+#: history at once share its `pipeline=` partition; two creating it both found it empty). Nothing was written.
+_DELTA_CONFLICTS = ("ConcurrentAppendException", "ConcurrentDeleteReadException", "ConcurrentDeleteDeleteException",
+                    "ConcurrentTransactionException", "ConcurrentWriteException", "ProtocolChangedException",
+                    "MetadataChangedException")
+#: how many times a conflicting replace is tried, with a short random wait growing between tries
+DELTA_CONFLICT_ATTEMPTS = 6
+
+
 def replace_delta_partition(frame: DataFrame, path: str, values: dict[str, str], *, partition_by: list[str]) -> None:
-    """Overwrite the rows matching `values` in a Delta table at `path` with `frame` (idempotent re-runs)."""
+    """Overwrite the rows matching `values` in a Delta table at `path` with `frame` (idempotent re-runs).
+
+    A write another writer's commit refused is tried again: it replaces only the rows `values` names, so a
+    second try cannot touch another run's rows or duplicate its own.
+    """
+    import random
+    import time
+
+    for attempt in range(1, DELTA_CONFLICT_ATTEMPTS + 1):
+        try:
+            _replace_delta_rows(frame, path, values, partition_by)
+            return
+        except Exception as exc:
+            text = f"{type(exc).__name__}: {exc}"
+            if attempt == DELTA_CONFLICT_ATTEMPTS or not any(name in text for name in _DELTA_CONFLICTS):
+                raise
+            log.info("report %s: another writer committed first; trying again (%d of %d)", path, attempt + 1,
+                     DELTA_CONFLICT_ATTEMPTS)
+            time.sleep(random.uniform(0.2, 0.6) * attempt)
+
+
+def _replace_delta_rows(frame: DataFrame, path: str, values: dict[str, str], partition_by: list[str]) -> None:
     spark = frame.sparkSession
     _require_delta(spark, f"report {path}")
     # mergeSchema: a history table written by an older version (fewer report columns) keeps accepting runs.
