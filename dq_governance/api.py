@@ -208,9 +208,9 @@ def run(
                        parent_run_id=parent_run_id, parent_job=parent_job, spark=spark,
                        contract_location=location)
     plan = pipeline_.Run(df=df, contract=resolved, run_id=run_id, pipeline=pipeline, location=location,
-                         source=_shown(source), target=target_out, quarantine=quarantine_out, report=report, report_format=report_format,
-                         mask=mask, outputs=outputs, failed_sample=failed_sample, storage=storage,
-                         merge_guard=guard, emitter=emitter, raise_on_block=raise_on_block)
+                         source=_shown(source), target=target_out, quarantine=quarantine_out, report=report,
+                         report_format=report_format, mask=mask, outputs=outputs, failed_sample=failed_sample,
+                         storage=storage, merge_guard=guard, emitter=emitter, raise_on_block=raise_on_block)
     return pipeline_.execute(plan)
 
 

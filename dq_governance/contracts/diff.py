@@ -15,9 +15,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-import yaml
-
 from dq_governance.contracts.model import Contract, FieldSpec, MaskingPolicy
+from dq_governance.contracts.source import parse_text
 from dq_governance.contracts.spark_types import _parse as _consume_type
 from dq_governance.contracts.spark_types import StructMember, is_spark_type, struct_members
 from dq_governance.contracts.thresholds import parse_duration, parse_threshold
@@ -131,8 +130,6 @@ _RULE_KEYS = ("class", "change", "requires_approval")
 
 def _parse_rules(text: str, where: str, known: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     """A rule table; an override (`known`: the packaged table) may only restate its ids and keys."""
-    from dq_governance.contracts.source import parse_text  # positions, for a one-line error at the line
-
     try:
         source = parse_text(text, where)
     except DqGovernanceError as exc:

@@ -19,9 +19,9 @@ from openlineage.client import OpenLineageClient
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
 
 from dq_governance.errors import ConfigError, LineageError
+from dq_governance.lineage import facets as F
 from dq_governance.scrub import contract_identifiers, redact, scrub_message
 from dq_governance.urls import http_url_problem
-from dq_governance.lineage import facets as F
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +35,10 @@ PARENT_ENV = "OPENLINEAGE_PARENT_ID"  # namespace/job/runId, as Airflow and dbt 
 ROOT_PARENT_ENV = "OPENLINEAGE_ROOT_PARENT_ID"
 
 Ref = tuple[str, str, str]  # (namespace, job name, run id)
+OBJECT_STORES = ("s3://", "gs://", "abfss://", "wasbs://")
+#: uuid5 namespace of the OpenLineage runId of a run whose run id is not a UUID. Fixed forever: every attempt of
+#: a run (same pipeline, same run id) must get the same runId, in this release and the next.
+RUN_ID_NAMESPACE = uuid.UUID("5875cc1a-1356-486e-ad3a-892693080c43")
 
 
 class _RedactUrls(logging.Filter):
@@ -60,10 +64,6 @@ for _name in ("openlineage.client.client", "openlineage.client.transport.http",
               "openlineage.client.transport.async_http", "openlineage.client.transport.composite",
               "openlineage.client.transport.factory"):
     logging.getLogger(_name).addFilter(_RedactUrls())
-OBJECT_STORES = ("s3://", "gs://", "abfss://", "wasbs://")
-#: uuid5 namespace of the OpenLineage runId of a run whose run id is not a UUID. Fixed forever: every attempt of
-#: a run (same pipeline, same run id) must get the same runId, in this release and the next.
-RUN_ID_NAMESPACE = uuid.UUID("5875cc1a-1356-486e-ad3a-892693080c43")
 
 
 # --------------------------------------------------------------------------- transport specs
