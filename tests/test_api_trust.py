@@ -290,7 +290,7 @@ def test_credentials_in_a_source_are_recorded_nowhere(frame, tmp_path):
     text = events.read_text()
     assert len(text.splitlines()) == 2
     assert not any(secret in text for secret in ("AKIAEXAMPLE", "SeCrEtKeY", "tok123"))
-    checked = dq_governance.check(frame(), _contract(), source=source)
+    checked = dq_governance.check(frame(), _contract(), source=source, outputs=False)  # keeps no rows cached
     assert checked.source == "s3a://bucket/in.csv"
 
 
