@@ -340,7 +340,7 @@ _ISOLATE_PLANS = {CLASSIC: lambda spark: None, CONNECT: _connect_isolate_plans}
 
 
 def isolate_plans(spark: Any) -> None:
-    """Make this process's Connect requests unlike any another process sent on the same session (see above)."""
+    """Make this process's Connect requests unlike any request another process sent on the same session."""
     _ISOLATE_PLANS[kind(spark)](spark)
 
 
