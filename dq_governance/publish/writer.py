@@ -233,6 +233,18 @@ def _promote_parquet(staged: StagedWrite) -> None:
     # found it missing, and the second one's whole-directory rename was refused (its rows lost).
     fs.mkdirs(target)
     _replace_partition_dirs(fs, staged)
+    _carry_success_marker(fs, staged.staging, target)
+
+
+def _carry_success_marker(fs: HadoopFs, staging: str, target: str) -> None:
+    """Spark's `_SUCCESS` marker of the write, into a directory that has none (as a new directory always got)."""
+    for name in ("_SUCCESS", "._SUCCESS.crc"):
+        src, dst = _join(staging, name), _join(target, name)
+        if fs.exists(src) and not fs.exists(dst):
+            try:
+                fs.rename(src, dst)
+            except ConfigError:  # another run's marker landed first: the same file
+                pass
 
 
 def _append_run(fs: HadoopFs, staged: StagedWrite, target: str) -> None:
