@@ -17,10 +17,10 @@ def http_url_problem(url: str, *, base: bool = False) -> str | None:
         return "holds whitespace"
     parts = urlsplit(text)
     try:
-        port = parts.port
+        bad_port = parts.port == 0  # urllib refuses the others (not a number, past 65535) itself
     except ValueError:
-        return "has a port that is not a number from 1 to 65535"
-    if port == 0:
+        bad_port = True
+    if bad_port:
         return "has a port that is not a number from 1 to 65535"
     if not parts.hostname:
         return "names no host"

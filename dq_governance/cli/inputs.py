@@ -37,8 +37,7 @@ def read_frame(spark: Any, fmt: str, source: str) -> Any:
     except Exception as exc:  # Spark's AnalysisException and friends: one line naming the cause, no trace
         raise InputDataError(f"{source}: cannot read as {fmt}: {first_line(exc)}") from None
     # Spark infers a lone corrupt-record column when no line parses, and refuses to query it alone later
-    corrupt = conf_value(spark, "spark.sql.columnNameOfCorruptRecord", "_corrupt_record")
-    if fmt == "json" and frame.columns == [corrupt]:
+    if fmt == "json" and frame.columns == [conf_value(spark, "spark.sql.columnNameOfCorruptRecord", "_corrupt_record")]:
         raise InputDataError(f"{source}: cannot read as json: no line holds a JSON object")
     return frame
 
