@@ -1,4 +1,6 @@
-"""Run by tests/test_publish_delta.py in its own process: Delta needs its own SparkSession (jars, extensions).
+"""Run by tests/test_publish_delta.py (`fixes`: test_publish_delta_fixes.py) in its own process.
+
+Delta needs its own SparkSession (jars, extensions).
 
 Usage: python tests/publish_delta_job.py WORKDIR  -> prints one JSON object with what it observed.
 """

@@ -237,25 +237,28 @@ def generated_table(spark, n: int = 200):
     return spark.createDataFrame(rows, schema)
 
 
+#: generated_table(spark, 200)'s findings: column -> (type, confidence, hit rate, name matched)
+GENERATED_FINDINGS = {
+    "cpf_cliente": ("BR_CPF", 0.98, 0.95, True),  # 1 - 0.4 * (1 - 0.95)
+    "doc": ("BR_CNPJ", 0.95, 0.95, False),  # no name hint: the hit rate alone
+    "contato": ("EMAIL_ADDRESS", 1.0, 1.0, False),
+    "whats": ("PHONE_NUMBER", 1.0, 1.0, True),
+    "num": ("CREDIT_CARD", 1.0, 1.0, False),
+    "conta": ("IBAN_CODE", 1.0, 1.0, False),
+    "origem": ("IP_ADDRESS", 1.0, 1.0, False),
+    "data_nascimento": ("DATE_OF_BIRTH", 1.0, 1.0, True),
+    "nome": ("PERSON", 0.6, None, True),
+    "endereco": ("LOCATION", 0.6, None, True),
+    "cep": ("ZIP_CODE", 1.0, 1.0, True),
+}
+
+
 def test_scan_finds_each_column(spark):
     report = detect.scan_pii(generated_table(spark))
     found = {f.column: (f.pii_type, f.confidence, f.hit_rate, f.name_match) for f in report.findings}
     assert report.sampled_rows == report.total_rows == 200
-    assert found == {
-        "cpf_cliente": ("BR_CPF", 0.98, 0.95, True),  # 1 - 0.4 * (1 - 0.95)
-        "doc": ("BR_CNPJ", 0.95, 0.95, False),  # no name hint: the hit rate alone
-        "contato": ("EMAIL_ADDRESS", 1.0, 1.0, False),
-        "whats": ("PHONE_NUMBER", 1.0, 1.0, True),
-        "num": ("CREDIT_CARD", 1.0, 1.0, False),
-        "conta": ("IBAN_CODE", 1.0, 1.0, False),
-        "origem": ("IP_ADDRESS", 1.0, 1.0, False),
-        "data_nascimento": ("DATE_OF_BIRTH", 1.0, 1.0, True),
-        "nome": ("PERSON", 0.6, None, True),
-        "endereco": ("LOCATION", 0.6, None, True),
-        "cep": ("ZIP_CODE", 1.0, 1.0, True),
-    }
     # dates without a birth name, order numbers, ids and statuses are not PII
-    assert not {"criado_em", "pedido_numero", "id", "status"} & set(found)
+    assert found == GENERATED_FINDINGS and not {"criado_em", "pedido_numero", "id", "status"} & set(found)
 
 
 def test_sample_is_deterministic_and_bounded(spark):

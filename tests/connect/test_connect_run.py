@@ -366,3 +366,14 @@ def test_a_streaming_frame_given_to_check_or_run_is_refused_in_one_line(spark, t
             call()
         assert str(refused.value) == expected
     assert not (tmp_path / "v").exists() and not (tmp_path / "q").exists()
+
+
+def test_a_pii_scan_on_connect_finds_what_a_classic_scan_finds(spark):
+    # the detectors run as one lambda over every column's text (masking/detect.hit_rates), nested lambdas included
+    from test_detect_pii import GENERATED_FINDINGS, generated_table
+
+    from dq_governance.masking.detect import scan_pii
+
+    report = scan_pii(generated_table(spark))
+    found = {f.column: (f.pii_type, f.confidence, f.hit_rate, f.name_match) for f in report.findings}
+    assert (report.sampled_rows, report.total_rows) == (200, 200) and found == GENERATED_FINDINGS
