@@ -83,7 +83,7 @@ test-cluster: venv java listener
 
 # The Spark 3.5 subset: every dq_governance module is imported and run by at least one of these files (checked
 # on 2026-12-02: 92 of 94 modules; contracts/native.py through test_contract_keys.py, and publish/connect.py,
-# the Spark Connect publisher, only by tests/connect/ on Spark 4.0). Left out to keep CI within an hour:
+# the Spark Connect publisher, only by tests/connect/ on Spark 4.0). Left out to keep CI shorter:
 # test_checks_rules, test_publish_idempotent, test_masking_methods and test_publish_delta_fixes (their modules
 # run in the files here)
 # and the pure-Python files of modules listed here already (diff, lint, graph, impact, catalog clients).
