@@ -91,7 +91,7 @@ def test_malformed_events_are_skipped_counted_and_logged(graph, tmp_path, caplog
         json.dumps(good[0]), "{not json", json.dumps(no_job_name), "", json.dumps(bad_input), json.dumps(bad_time),
         json.dumps(bad_lineage), "[1, 2]", json.dumps(bad_run_id), json.dumps(good[1]),
     ]) + "\n")
-    with caplog.at_level(logging.WARNING, logger="dq_governance.lineage.graph"):
+    with caplog.at_level(logging.DEBUG, logger="dq_governance.lineage.graph"):
         stats = graph.ingest_file(path)
     assert (stats.read, stats.stored, stats.skipped) == (9, 2, 7)
     assert stats.errors == [
@@ -190,12 +190,23 @@ def test_cli_ingest_events_and_contract(tmp_path, capsys, repo):
     assert out.splitlines() == [
         f"ingested 2 event(s) into {db}: 1 stored, 0 duplicate(s), 1 skipped; 1 contract(s) attached",
         f"  {repo / 'contracts/orders.yaml'}: contract orders 1.0.0 -> file:curated.orders"]  # the event's node
-    assert f"bad.jsonl:1: invalid JSON" in err
+    # each skipped line once: the store logs it at debug only, the command prints it
+    assert err.splitlines() == [f"skipped {tmp_path / 'bad.jsonl'}:1: invalid JSON: Expecting value: line 1 column 1 (char 0)"]
     with LineageGraph(db) as g:
         orders = g.dataset(g.find_datasets("curated.orders", "file")[0][0])
         assert orders["owners"] == ["sales-data-team", "maria.silva"]
         assert orders["contract"]["name"] == "orders" and orders["contract"]["version"] == "1.0.0"
         assert [f["name"] for f in g.fields_of(orders["id"]) if f["pii"]] == ["email"]
+
+
+def test_cli_ingest_prints_the_first_hundred_skips_and_counts_the_rest(tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("nope\n" * 100 + "[1]\n" * 3)
+    assert main(["lineage", "ingest", str(bad), "--db", str(tmp_path / "l.db")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[:100] == [f"skipped {bad}:{n}: invalid JSON: Expecting value: line 1 column 1 (char 0)"
+                         for n in range(1, 101)]
+    assert err[100:] == ["skipped 3 more; all 103 by reason: invalid JSON 100, event 3"]
 
 
 def test_cli_ingest_missing_file_is_a_clean_error(tmp_path, capsys):
@@ -512,7 +523,8 @@ def test_large_files_take_the_parallel_path(tmp_path, monkeypatch, capsys):
     out, err = capsys.readouterr()
     assert calls == [path, tmp_path / "bad.jsonl"]
     assert out.strip() == f"ingested 10010 event(s) into {db}: 10 stored, 0 duplicate(s), 10000 skipped"
-    assert err.count("invalid JSON") == 100  # the first 100 reasons are kept
+    assert err.count("invalid JSON: Expecting value") == 100  # the first 100 reasons are kept
+    assert err.splitlines()[-1] == "skipped 9900 more; all 10000 by reason: invalid JSON 10000"
     with LineageGraph(db) as g, LineageGraph(tmp_path / "small.db") as serial:
         assert table_dump(g) == table_dump(serial)
 

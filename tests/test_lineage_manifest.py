@@ -128,6 +128,26 @@ def test_globs_uris_and_extra_match_options(tmp_path):
         M.compile_directory(tmp_path / "c", extra_globs={"nope": ["/x/*"]}, checks=False)
 
 
+def test_an_unwritable_output_or_an_unknown_match_is_refused_before_spark_starts(tmp_path, capsys, monkeypatch):
+    def no_session():
+        raise AssertionError("a Spark session started before the bad input was refused")
+
+    monkeypatch.setattr(M, "compile_session", no_session)
+    (tmp_path / "a_dir").mkdir()
+    (tmp_path / "a_file").write_text("")
+    cases = [
+        (["-o", str(tmp_path / "a_dir")], f"{tmp_path / 'a_dir'}: cannot write the manifest: Is a directory"),
+        (["-o", str(tmp_path / "a_file" / "m.json")],
+         f"{tmp_path / 'a_file' / 'm.json'}: cannot write the manifest: File exists"),
+        (["-o", str(tmp_path / "m.json"), "--match", "nope=/x/*"],
+         "--match nope=…: no contract of that name among the inputs"),
+    ]
+    for args, message in cases:
+        assert main(["manifest", str(CONTRACTS / "orders.yaml"), *args]) == 2
+        assert capsys.readouterr().err.strip() == f"dqgov: error: {message}"
+    assert not (tmp_path / "m.json").exists()
+
+
 @COMPILES_IN_ITS_OWN_SESSION
 def test_two_contracts_claiming_one_dataset_is_a_one_line_error(tmp_path, capsys):
     (tmp_path / "c").mkdir()

@@ -42,6 +42,10 @@ def ingest_command(files: tuple[Path, ...], db: Path) -> int:
         click.echo(line)
     for message in total.errors:
         click.echo(f"skipped {message}", err=True)
+    if total.skipped > len(total.errors):
+        by_reason = ", ".join(f"{reason} {count}" for reason, count in total.reasons.most_common())
+        click.echo(f"skipped {total.skipped - len(total.errors)} more; all {total.skipped} by reason: {by_reason}",
+                   err=True)
     return 0
 
 

@@ -18,8 +18,15 @@ from dq_governance.cli.app import cli
                    "e.g. orders=s3://lake/orders/**.")
 def manifest_command(contracts: tuple[str, ...], output: str, base_dir: str | None, matches: tuple[str, ...]) -> int:
     """Compile contract files and directories into the manifest the dq-governance jar reads (facets and checks)."""
-    from dq_governance.lineage.manifest import compile_manifest, contract_sources, parse_match_options, write_manifest
+    from dq_governance.lineage.manifest import (
+        compile_manifest,
+        contract_sources,
+        manifest_target,
+        parse_match_options,
+        write_manifest,
+    )
 
+    manifest_target(output)  # an unwritable -o is refused before the checks compile in a Spark session
     compiled = compile_manifest(contract_sources(contracts), base_dir=base_dir,
                                 extra_globs=parse_match_options(matches))
     for line in compiled.skipped:

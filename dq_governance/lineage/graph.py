@@ -198,13 +198,13 @@ class IngestStats:
     errors: list[str] = field(default_factory=list)  # the first few skip messages, with their location
 
     def skip(self, where: str, reason: str) -> None:
-        """Count a skipped event, keep its message, and log it."""
+        """Count a skipped event, keep its message (the first few), and log it at debug (the caller reports)."""
         self.skipped += 1
         self.reasons[reason.split(":", 1)[0]] += 1
         message = f"{where}: {reason}"
         if len(self.errors) < _MAX_REASONS_KEPT:
             self.errors.append(message)
-        log.warning("skipped lineage event at %s", message)
+        log.debug("skipped lineage event at %s", message)
 
     def merge(self, other: IngestStats) -> None:
         """Add another ingest's counts to this one."""

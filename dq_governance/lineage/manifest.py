@@ -221,10 +221,11 @@ def compile_manifest(
     extra = dict(extra_globs or {})
     loaded = [(Path(p), *load_contract_with_source(p)) for p in sources]
     loaded.sort(key=lambda item: (item[2].standard != "native", str(item[0])))
+    unknown = sorted(set(extra) - {contract.name for _, contract, _ in loaded})
+    if unknown:  # refused before a Spark session starts for the checks
+        raise ConfigError(f"--match {unknown[0]}=…: no contract of that name among the inputs")
     with compile_session() if checks and loaded else contextlib.nullcontext() as spark:
         entries, skipped = _entries(loaded, base, extra, spark)
-    if extra:
-        raise ConfigError(f"--match {sorted(extra)[0]}=…: no contract of that name among the inputs")
     return Compiled(manifest_document(entries), skipped)
 
 
@@ -282,11 +283,24 @@ def compile_directory(directory: str | Path, **kw: Any) -> Compiled:
     return compile_manifest(files, **kw)
 
 
-def write_manifest(document: dict[str, Any], path: str | Path) -> Path:
-    """Write the manifest as indented JSON; returns the absolute path."""
+def manifest_target(path: str | Path) -> Path:
+    """The manifest's absolute path, its folder created; refused when it cannot be written (checked before compiling)."""
     target = Path(path).expanduser().resolve()
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot write the manifest: {exc.strerror}") from None
+    if target.is_dir():
+        raise ConfigError(f"{path}: cannot write the manifest: Is a directory")
+    if not os.access(target if target.exists() else target.parent, os.W_OK):
+        raise ConfigError(f"{path}: cannot write the manifest: Permission denied")
+    return target
+
+
+def write_manifest(document: dict[str, Any], path: str | Path) -> Path:
+    """Write the manifest as indented JSON; returns the absolute path."""
+    target = manifest_target(path)
+    try:
         target.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot write the manifest: {exc.strerror}") from None
