@@ -170,6 +170,9 @@ def profile(df: DataFrame, *, source: str = "", approx_distinct: bool | None = N
         approx_distinct = size is not None and size > APPROX_ABOVE_BYTES
     aggs: list[Column] = [F.count(F.lit(1)).alias("rows")]
     plans: list[tuple[T.StructField, dict[str, str]]] = []
+    texts: list[Column] = []
+    # every column's PII detector flags, built once over all of them (detect.value_hits), in a column of its own
+    hits = _unused_name(df.columns, "__dqgov_pii_hits")
     for i, struct in enumerate(columns):
         keys: dict[str, str] = {}
 
@@ -217,20 +220,31 @@ def profile(df: DataFrame, *, source: str = "", approx_distinct: bool | None = N
                 add("first", F.min(raw).cast("string"))
                 add("last", F.max(raw).cast("string"))
         # Every column, as `dqgov scan-pii` scans them: a bigint CPF column is PII, and its min / max are CPFs.
-        for det in detect.DETECTORS:
-            if det.values is not None:
-                add(f"hit:{det.pii_type}", F.count_if(det.values(text)))
+        for det in detect.VALUE_DETECTORS:
+            add(f"hit:{det.pii_type}", F.count_if(F.col(hits)[len(texts)][det.pii_type]))
+        texts.append(text)
         if number is not None:
             add("min", F.min(number))
             add("max", F.max(number))
             add("quantiles", F.percentile_approx(number, list(QUANTILES), 10_000))
         plans.append((struct, keys))
-    row = df.agg(*aggs).collect()[0].asDict()  # THE pass
+    flagged = df.select("*", detect.value_hits(texts).alias(hits)) if texts else df
+    row = flagged.agg(*aggs).collect()[0].asDict()  # THE pass
     rows = int(row["rows"])
     if rows == 0:
         raise InputDataError(f"{where}: no rows to profile")
     return Profile(rows, [_column(struct, keys, row, rows, not approx_distinct) for struct, keys in plans],
                    source, datetime.now(timezone.utc), unprofiled)
+
+
+def _unused_name(names: list[str], base: str) -> str:
+    """`base`, suffixed until no column of the input has that name (in any case)."""
+    taken = {n.lower() for n in names}
+    name, n = base, 0
+    while name.lower() in taken:
+        n += 1
+        name = f"{base}_{n}"
+    return name
 
 
 def _column(struct: T.StructField, keys: dict[str, str], row: dict[str, Any], rows: int, exact: bool) -> ColumnProfile:

@@ -129,6 +129,17 @@ def test_a_pii_columns_range_is_not_suggested_with_its_values(spark):
     assert [value for row in rows for value in row if value and value in text] == []
 
 
+def test_columns_named_like_the_profiles_own_hit_column_are_profiled_as_any_other(spark):
+    """The detectors' flags sit in a column of their own beside the input's: an input column of that name (in
+    any case) keeps its values and its own hits."""
+    rows = [("ana@example.com", "52998224725", " "), ("bruno@example.com", "11144477735", None),
+            ("x", "not a cpf", "ok")]
+    df = spark.createDataFrame(rows, "__dqgov_pii_hits string, __DQGOV_PII_HITS_1 string, note string")
+    prof = profile(df, source="names.csv", approx_distinct=False)
+    hits = {c.name: (c.present, c.hits["EMAIL_ADDRESS"], c.hits["BR_CPF"]) for c in prof.columns}
+    assert hits == {"__dqgov_pii_hits": (3, 2, 0), "__DQGOV_PII_HITS_1": (3, 0, 2), "note": (1, 0, 0)}
+
+
 def test_shape_collapses_every_letter_and_digit_of_any_script(spark):
     from pyspark.sql import functions as F
 
