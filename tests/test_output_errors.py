@@ -17,6 +17,7 @@ import dq_governance
 from dq_governance.contracts.model import Contract
 from dq_governance.errors import ConfigError, InputDataError
 from dq_governance.publish.report import REPORT_COLUMNS, write_report
+from dq_governance.publish.writer import retry_tag
 
 pytestmark = pytest.mark.spark
 
@@ -75,7 +76,8 @@ def test_a_path_under_a_file_is_refused_before_anything_is_written(spark, tmp_pa
 def test_a_failed_staging_write_is_one_line_and_publishes_nothing(spark, tmp_path):
     out, run_id = tmp_path / "out", "0b6c2f36-6c8e-4a59-9a3e-2f1e4c0d7a11"  # lineage needs a uuid run id
     out.mkdir()
-    (out / f".dqgov-staging-{run_id}").write_text("x")  # a stray file where the run stages its target
+    staging = f".dqgov-staging-{run_id}-{retry_tag(CONTRACT.name, run_id, CONTRACT.name)}"  # pipeline: the contract
+    (out / staging).write_text("x")  # a stray file where the run stages its target
     (out / "t").mkdir()
     (out / "t" / "keep.txt").write_text("old")
     events = tmp_path / "events.jsonl"
@@ -83,10 +85,10 @@ def test_a_failed_staging_write_is_one_line_and_publishes_nothing(spark, tmp_pat
         dq_governance.run(_frame(spark), CONTRACT, target=str(out / "t"), quarantine=str(tmp_path / "q"),
                           run_id=run_id, lineage=f"file:{events}")
     message = (f"target {out}/t: writing failed: org.apache.hadoop.fs.ParentNotDirectoryException: Parent path is "
-               f"not a directory: file:{out}/.dqgov-staging-{run_id}")
+               f"not a directory: file:{out}/{staging}")
     assert str(caught.value) == message
     assert type(caught.value.__cause__).__name__ == "Py4JJavaError"  # Spark's error kept as the cause
-    assert _tree(out) == [f".dqgov-staging-{run_id}", "t", "t/keep.txt"]  # target unchanged, nothing staged left
+    assert _tree(out) == [staging, "t", "t/keep.txt"]  # target unchanged, nothing staged left
     assert not (tmp_path / "q").exists()  # the quarantine was not published either
     sent = _events(events)
     assert [e["eventType"] for e in sent] == ["START", "FAIL"]

@@ -109,6 +109,23 @@ def test_two_contracts_sharing_a_run_id_append_to_one_target_each_once(spark, tm
     assert _ids(spark.read.parquet(str(target))) == [1, 2, 4, 5, 6, 7]
 
 
+def test_two_contracts_sharing_a_run_id_stage_apart_when_both_stage_before_either_promotes(spark, tmp_path):
+    """A pipeline running its contracts at once: each stages in a folder of its own, so neither's staging
+    replaces the other's rows before they are promoted."""
+    target = tmp_path / "t"
+    out = Output(str(target), mode="append")
+    eu = spark.createDataFrame([(1, "eu"), (2, "eu")], "id long, v string")
+    us = spark.createDataFrame([(3, "us"), (4, "us")], "id long, v string")
+    first = stage(eu, out, run_id="R", pipeline="p", contract="items_eu")
+    second = stage(us, out, run_id="R", pipeline="p", contract="items_us")
+    assert first.staging != second.staging and (first.rows, second.rows) == (2, 2)
+    first.promote()
+    second.promote()
+    assert sorted(tuple(r) for r in spark.read.parquet(str(target)).collect()) == [
+        (1, "eu"), (2, "eu"), (3, "us"), (4, "us")]
+    assert [p.name for p in tmp_path.iterdir()] == ["t"]  # both staging folders gone
+
+
 def test_without_a_run_id_every_run_is_new(spark, tmp_path):
     target, events = tmp_path / "valid", tmp_path / "events.jsonl"
     outs = _outs(tmp_path, target=str(target), lineage=f"file:{events}")
@@ -199,7 +216,7 @@ def test_a_crashed_retry_never_shows_a_row_twice(spark, tmp_path, monkeypatch, c
         real(fs, src, dst)
 
     retry = stage(rows, out, run_id="R", pipeline="p")
-    assert retry.rows == 4 and len([p for p in (tmp_path / ".dqgov-staging-R" / "t").iterdir()
+    assert retry.rows == 4 and len([p for p in (tmp_path / f".dqgov-staging-R-{retry.tag}" / "t").iterdir()
                                     if p.suffix == ".parquet"]) == 2
     monkeypatch.setattr(HadoopFs, "rename", dies)
     with pytest.raises(RuntimeError, match="simulated crash"):

@@ -6,7 +6,7 @@ import pytest
 
 import _publish_fixtures as fx
 from dq_governance.errors import ConfigError, InputDataError
-from dq_governance.publish.writer import Output, dataset_identity, stage
+from dq_governance.publish.writer import Output, dataset_identity, retry_tag, stage
 
 pytestmark = pytest.mark.spark
 
@@ -23,7 +23,7 @@ def test_overwrite_promote_replaces_and_discard_leaves_target(spark, tmp_path):
     target = tmp_path / "t"
     first = stage(_frame(spark, [1, 2, 3]), Output(str(target)), run_id="a")
     assert first.rows == 3 and not target.exists()  # staged beside the target, target not created yet
-    assert (tmp_path / ".dqgov-staging-a" / "t").is_dir()
+    assert (tmp_path / f".dqgov-staging-a-{retry_tag(None, 'a')}" / "t").is_dir()
     first.promote()
     assert _ids(spark, target) == [1, 2, 3]
     before = fx.tree(target)

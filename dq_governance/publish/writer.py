@@ -116,15 +116,20 @@ def _beside(target: str, tag: str, run_id: str) -> str:
     return _join(parent or ".", f".{name}.__{tag}__{run_id}")
 
 
-def staging_location(spark: SparkSession, output: Output, run_id: str) -> str:
-    """Where a run stages an output before promotion."""
+def staging_location(spark: SparkSession, output: Output, run_id: str, tag: str) -> str:
+    """Where a run of one contract (`tag`, see `retry_tag`) stages an output before promotion.
+
+    Named by the tag too, not by the run id alone: two contracts sharing a run id and a target each stage in a
+    folder of their own (one folder let the second's staging replace the first's rows before either promoted).
+    """
+    key = f"{run_id}-{tag}"
     if output.format == "table":
         info = table_info(spark, output.location)
         if info is not None and info.location:  # beside the table's files: promotion moves them there
-            return staged_path(info.location, run_id)
+            return staged_path(info.location, key)
         warehouse = spark.conf.get("spark.sql.warehouse.dir", "spark-warehouse")
-        return _join(warehouse, f".{output.location}.__staging__{run_id}")
-    return staged_path(output.location, run_id)
+        return _join(warehouse, f".{output.location}.__staging__{key}")
+    return staged_path(output.location, key)
 
 
 @dataclass(frozen=True)
@@ -200,9 +205,9 @@ def stage(
     preflight(session, output)
     if kind(session) == CONNECT:  # no staging: the client cannot rename or delete files (section below)
         return pending(session, df, output, run_id=run_id, pipeline=pipeline, contract=contract)
-    staging = staging_location(session, output, run_id)
+    staging = staging_location(session, output, run_id, retry_tag(pipeline, run_id, contract))
     fs = HadoopFs(session, staging)
-    fs.delete(staging)  # a crashed earlier attempt of the same run
+    fs.delete(staging)  # a crashed earlier attempt of the same run of this contract
     writer = df.write.mode("overwrite")
     if output.partition_by:
         writer = writer.partitionBy(*output.partition_by)
