@@ -219,6 +219,38 @@ def test_batch_with_one_bad_event_stores_the_rest(server):
     assert body["errors"] == ["/api/v1/lineage[2]: job: missing or not an object"]
 
 
+def test_bodies_that_break_the_parsers_get_a_400_and_the_server_stays_up(server):
+    url, json_type = f"{server.url}/api/v1/lineage", {"Content-Type": "application/json"}
+    nested = requests.post(url, data=b"[" * 5000 + b"]" * 5000, headers=json_type, timeout=10)
+    assert (nested.status_code, nested.json()["reason"]) == (400, "invalid JSON: nested too deeply")
+    broken = gzip.compress(json.dumps(fixture_events()[0]).encode())
+    broken = broken[:10] + bytes(b ^ 0xFF for b in broken[10:20]) + broken[20:]  # the header kept, deflate broken
+    corrupt = requests.post(url, data=broken, headers={**json_type, "Content-Encoding": "gzip"}, timeout=10)
+    assert (corrupt.status_code, corrupt.json()["reason"]) == (400, "body is not valid gzip")
+    lone = fixture_events()[2]
+    lone["job"]["name"] = "job\ud800"  # a lone surrogate: JSON can say it, no store can keep it as text
+    batch = requests.post(url, json=[*fixture_events()[:2], lone], timeout=10)
+    assert batch.status_code == 201
+    assert batch.json() == {"stored": 2, "duplicates": 0, "skipped": 1, "errors": [
+        "/api/v1/lineage[2]: string: holds a lone UTF-16 surrogate escape (\\ud800-\\udfff), which is not text"]}
+    pair = fixture_events()[2]
+    pair["job"]["name"] = "job \U0001F600"  # a pair (an emoji) is text
+    assert requests.post(url, json=pair, timeout=10).json()["stored"] == 1
+
+
+def test_an_unexpected_error_is_a_500_with_one_log_line_and_the_server_stays_up(server, monkeypatch, caplog):
+    def breaks(_events):
+        raise RuntimeError("secret-looking detail that must not be sent")
+
+    monkeypatch.setattr(server.writer, "ingest_events", breaks)
+    response = requests.post(f"{server.url}/api/v1/lineage", json=fixture_events()[0], timeout=10)
+    assert response.status_code == 500
+    assert response.json() == {"error": "Internal Server Error", "reason": "the request failed: RuntimeError"}
+    assert [r.getMessage() for r in caplog.records if r.levelname == "ERROR"] == ["POST /api/v1/lineage: RuntimeError"]
+    monkeypatch.undo()
+    assert requests.post(f"{server.url}/api/v1/lineage", json=fixture_events()[0], timeout=10).status_code == 201
+
+
 def test_oversized_body_is_413(server):
     big = b"[" + b" " * (64 * 1024) + b"]"
     response = requests.post(f"{server.url}/api/v1/lineage", data=big, timeout=10,

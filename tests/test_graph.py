@@ -209,6 +209,19 @@ def test_cli_ingest_prints_the_first_hundred_skips_and_counts_the_rest(tmp_path,
     assert err[100:] == ["skipped 3 more; all 103 by reason: invalid JSON 100, event 3"]
 
 
+def test_a_line_with_a_lone_surrogate_or_deep_nesting_is_skipped_and_the_rest_stored(tmp_path):
+    good = fixture_events()[:2]
+    lone = json.dumps({**fixture_events()[2], "job": {**fixture_events()[2]["job"], "name": "job\ud800"}})
+    path = tmp_path / "odd.jsonl"
+    path.write_text("\n".join([json.dumps(good[0]), lone, "[" * 5000 + "]" * 5000, json.dumps(good[1])]) + "\n")
+    with LineageGraph(tmp_path / "l.db") as graph:
+        stats = graph.ingest_file(path)
+    assert (stats.read, stats.stored, stats.skipped) == (4, 2, 2)
+    assert stats.errors == [
+        f"{path}:2: string: holds a lone UTF-16 surrogate escape (\\ud800-\\udfff), which is not text",
+        f"{path}:3: invalid JSON: nested too deeply"]
+
+
 def test_cli_ingest_missing_file_is_a_clean_error(tmp_path, capsys):
     code = main(["lineage", "ingest", str(tmp_path / "nope.jsonl"), "--db", str(tmp_path / "l.db")])
     assert code == 2

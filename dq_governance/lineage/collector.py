@@ -24,6 +24,7 @@ import logging
 import socket
 import sqlite3
 import threading
+import zlib
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -151,9 +152,21 @@ class CollectorHandler(BaseHTTPRequestHandler):
         self._error(HTTPStatus.UNAUTHORIZED, "missing or wrong bearer token")
         return False
 
+    def _answering_on_error(self, handle: Any) -> None:
+        """Run a request's handler; an error it did not expect is a 500 with one log line, never a dropped socket."""
+        try:
+            handle()
+        except Exception as exc:  # noqa: BLE001 (the last resort: the client gets an answer, the server stays up)
+            log.error("%s %s: %s", self.command, urlsplit(self.path).path, type(exc).__name__)
+            if not self.wfile.closed:
+                self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"the request failed: {type(exc).__name__}")
+
     # -- GET ---------------------------------------------------------------
     def do_GET(self) -> None:  # noqa: N802 (http.server naming)
         """Route /healthz and /api/v1/impact."""
+        self._answering_on_error(self._get)
+
+    def _get(self) -> None:
         if not self._same_site():
             return
         url = urlsplit(self.path)
@@ -193,6 +206,9 @@ class CollectorHandler(BaseHTTPRequestHandler):
     # -- POST --------------------------------------------------------------
     def do_POST(self) -> None:  # noqa: N802
         """Accept OpenLineage events at /api/v1/lineage."""
+        self._answering_on_error(self._post)
+
+    def _post(self) -> None:
         if not self._same_site():
             return
         if urlsplit(self.path).path != LINEAGE_PATH:
@@ -230,13 +246,16 @@ class CollectorHandler(BaseHTTPRequestHandler):
             except OverflowError:
                 self._error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "decompressed body is above the limit")
                 return
-            except (OSError, EOFError):
+            except (OSError, EOFError, zlib.error):
                 self._error(HTTPStatus.BAD_REQUEST, "body is not valid gzip")
                 return
         try:
             payload = json.loads(raw)
         except ValueError as exc:
             self._error(HTTPStatus.BAD_REQUEST, f"invalid JSON: {exc}")
+            return
+        except RecursionError:
+            self._error(HTTPStatus.BAD_REQUEST, "invalid JSON: nested too deeply")
             return
         single = isinstance(payload, dict) and "events" not in payload
         events = [payload] if single else payload.get("events") if isinstance(payload, dict) else payload

@@ -1013,6 +1013,11 @@ class LineageGraph:
                     skip(where, str(exc))
                     continue
                 text = json.dumps(event, sort_keys=True, separators=(",", ":")).encode()
+                try:
+                    _refuse_lone_surrogates(event, text)
+                except MalformedEvent as exc:
+                    skip(where, str(exc))
+                    continue
                 work.append((where, event, None, blake2b(text, digest_size=16).digest(), when))
         if not work:
             return
@@ -1502,9 +1507,26 @@ def _parse_line(line: bytes) -> Any:
         except ValueError:  # json.loads may still accept it (NaN, huge ints) or it names the error
             pass
     try:
-        return json.loads(line)
+        event = json.loads(line)
     except ValueError as exc:
         raise MalformedEvent(f"invalid JSON: {exc}") from None
+    except RecursionError:
+        raise MalformedEvent("invalid JSON: nested too deeply") from None
+    _refuse_lone_surrogates(event, line)
+    return event
+
+
+#: a JSON escape of a UTF-16 surrogate; a pair decodes to one character, a lone one is no text the store can keep
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _refuse_lone_surrogates(event: Any, text: bytes) -> None:
+    """MalformedEvent when a string of the event holds a lone surrogate (`text`: its JSON, searched first)."""
+    if _SURROGATE_ESCAPE.search(text):
+        try:
+            json.dumps(event, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise MalformedEvent("string: holds a lone UTF-16 surrogate escape (\\ud800-\\udfff), which is not text") from None
 
 
 def _read_events(path: Path, handle: Any) -> Iterator[tuple[str, Any, bytes | None]]:
