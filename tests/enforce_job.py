@@ -20,7 +20,9 @@ Usage: spark-submit … tests/enforce_job.py STEP TARGET [SEED_CSV]
              session's query execution listeners of the extension
   stream     the seed, copied into TARGET_source, streamed by Structured Streaming into TARGET as parquet (the
              file sink, one availableNow trigger, checkpoint TARGET_checkpoint)
-  failing    the seed appended to TARGET as parquet, where order 6 raises: a write whose job fails by itself
+  failing    the seed appended to TARGET_commit as parquet, whose commit fails (the test made its _SUCCESS a
+             directory), printing `commit_failed=<error class>`; then the seed appended to TARGET as parquet,
+             where order 6 raises: a write whose job fails by itself
   local      the seed as an inline table (SELECT * FROM VALUES …) appended to TARGET as parquet; then an empty
              selection of it appended too; then the seed again, with backslashes in string literals kept as
              written (spark.sql.parser.escapedStringLiterals, a setting the SQL parser reads)
@@ -72,6 +74,10 @@ def main(step: str, target: str, seed: str) -> None:
             for fmt in ("csv", "json", "orc"):
                 orders.write.mode("append").format(fmt).save(f"{target}_{fmt}")
         elif step == "failing":
+            try:
+                orders.write.mode("append").parquet(f"{target}_commit")
+            except Exception as exc:  # noqa: BLE001 (the job goes on to its second write)
+                print(f"commit_failed={type(exc).__name__}", flush=True)
             status = "CASE WHEN pedido_id = '6' THEN raise_error('the job failed on order 6') ELSE status END AS status"
             orders.selectExpr(*[status if c == "status" else c for c in orders.columns]).write.mode("append").parquet(target)
         elif step == "local":

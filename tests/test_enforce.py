@@ -152,6 +152,11 @@ def work(tmp_path_factory):
     doc["quality"] = {**{k: v for k, v in doc["quality"].items() if k != "minimum_valid_ratio"}, "on_failure": "warn"}
     fails.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
     contracts.append(fails)
+    commit_fails = work / "orders_commit_fails.yaml"
+    commit_fails.write_text(yaml.safe_dump({**doc, "contract": {**doc["contract"], "name": "orders_commit_fails"},
+                                            "dataset": {**doc["dataset"], "path": str(work / "failing_commit")}},
+                                           sort_keys=False, allow_unicode=True))
+    contracts.append(commit_fails)
     parity = work / "parity.yaml"
     parity.write_text(yaml.safe_dump({**PARITY_CONTRACT, "dataset": {**PARITY_CONTRACT["dataset"],
                                                                      "path": str(work / "parity")}},
@@ -421,12 +426,19 @@ def test_writes_of_local_rows_and_of_no_rows_are_measured(work):
     assert second["facets"]["dataQualityMetrics"]["rowCount"] == 0
 
 
-def test_a_write_whose_job_fails_is_recorded_as_a_failed_run(spark, work):
+def test_a_write_whose_job_or_commit_fails_is_recorded_as_a_failed_run(spark, work):
+    (work / "failing_commit" / "_SUCCESS").mkdir(parents=True)  # the committer cannot write its marker there
     events = work / "failing.jsonl"
     proc = _submit(work, _flags(work, work / "orders_fails.yaml", events, "observe", work / "manifest.json"),
                    "failing", str(work / "failing"), str(SEED))
     assert proc.returncode != 0 and "the job failed on order 6" in proc.stderr
+    assert "commit_failed=" in proc.stdout
     assert not list((work / "failing").glob("*.parquet"))
+    # the commit's failure: every task finished, so the counts are whole; the run failed all the same
+    runs = read_history(str(work / "history"), spark=spark, contract="orders_commit_fails").collect()
+    assert {(r["run_status"], r["published"], r["gate_passed"], r["total_rows"]) for r in runs} == {
+        ("failed", False, False, 7)}
+    assert len(runs) == 17
     # the counts of the tasks that finished (none here: 0 rows) would have read as a pass
     runs = read_history(str(work / "history"), spark=spark, contract="orders_fails").collect()
     assert {(r["run_status"], r["published"], r["gate_passed"], r["total_rows"]) for r in runs} == {

@@ -55,6 +55,7 @@ public class GovernedCommitProtocol extends FileCommitProtocol implements Serial
     }
     Instant at = Instant.now();
     java.util.List<Judgement> judged = new java.util.ArrayList<>();
+    java.util.List<Map.Entry<GovernedWrite, Row>> judgedWrites = new java.util.ArrayList<>();
     for (Map.Entry<GovernedWrite, Row> w : writes) {
       Judgement j;
       try {
@@ -70,11 +71,31 @@ public class GovernedCommitProtocol extends FileCommitProtocol implements Serial
         throw new GovernanceVetoException(j.vetoMessage());
       }
       judged.add(j);
+      judgedWrites.add(w);
     }
-    delegate.commitJob(jobContext, taskCommits);
+    try {
+      delegate.commitJob(jobContext, taskCommits);
+    } catch (Throwable t) {
+      // the job fails in its commit: each judged write is a failed run (its counts are whole), then Spark aborts
+      for (Map.Entry<GovernedWrite, Row> w : judgedWrites) {
+        recordFailedCommit(w, t, at);
+      }
+      throw t;
+    }
     for (Judgement j : judged) {
       safeRecord(j, true, at);
     }
+  }
+
+  private static void recordFailedCommit(Map.Entry<GovernedWrite, Row> w, Throwable t, Instant at) {
+    Judgement failed;
+    try {
+      failed = new Judgement(w.getKey(), w.getValue(), "the write's commit failed (" + t.getClass().getSimpleName()
+          + "); nothing of it was committed by this job");
+    } catch (Exception | LinkageError e) {
+      return; // judged once already; the commit's own error is what the job reports
+    }
+    safeRecord(failed, false, at);
   }
 
   private static void safeRecord(Judgement j, boolean committed, Instant at) {

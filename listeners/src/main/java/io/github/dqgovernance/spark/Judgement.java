@@ -59,6 +59,12 @@ final class Judgement {
    * that finished; the run is then failed, whatever those counts say.
    */
   Judgement(GovernedWrite write, Row row, boolean executionFailed) {
+    this(write, row, executionFailed ? "the write failed before its commit; the counts cover only the tasks that finished"
+        : null);
+  }
+
+  /** {@code failure}: why nothing was committed (null: the write was not stopped); the run is then failed. */
+  Judgement(GovernedWrite write, Row row, String failure) {
     this.write = write;
     total = row.getLong(0);
     valid = row.getLong(write.metricNames.indexOf("valid"));
@@ -103,8 +109,8 @@ final class Judgement {
     if (NON_BLOCKING_POLICIES.contains(checks.onFailure)) {
       reasons.clear();
     }
-    if (executionFailed) {
-      reasons.add("the write failed before its commit; the counts cover only the tasks that finished");
+    if (failure != null) {
+      reasons.add(failure);
     }
     gatePassed = reasons.isEmpty();
     boolean anyWarned = false;
