@@ -1003,9 +1003,10 @@ def publish_parquet(write: StagedWrite) -> None:
     if output.partition_by:
         writer = writer.partitionBy(*output.partition_by)
     if output.mode == "replace_partitions":
-        _log_uncleared(write)
         writer = writer.option("partitionOverwriteMode", "dynamic")
     writer.parquet(output.location)
+    if output.mode == "replace_partitions" and write.rows == 0:
+        _empty_cleared_partitions(write, write.staged_frame())  # not the observed frame: its count is taken
 
 
 def _observed(write: StagedWrite, frame: DataFrame) -> DataFrame:
@@ -1019,14 +1020,21 @@ def _observed(write: StagedWrite, frame: DataFrame) -> DataFrame:
     return frame.observe(write.observation, F.count(F.lit(1)).alias("rows"))  # type: ignore[attr-defined]
 
 
-def _log_uncleared(write: StagedWrite) -> None:
-    """Partitions a classic run would empty (no row this time) stay as they were: say so once per run."""
+def _empty_cleared_partitions(write: StagedWrite, frame: DataFrame) -> None:
+    """The partitions a classic run empties (an earlier attempt's, this attempt writing no row there), emptied.
+
+    A dynamic overwrite of no rows replaces no partition, and a Connect client cannot delete files: each such
+    directory is overwritten in place by the empty frame (its columns but the partition's), which Spark can do.
+    """
     for rel in write.clear:
-        if write.rows == 0 and path_exists(write.spark, f"{write.output.location.rstrip('/')}/{rel}"):
-            log_once(write.run_id, f"uncleared:{write.output.location}:{rel}",
-                     "Spark Connect: %s/%s holds rows of an earlier attempt of run %s that this attempt cannot "
-                     "remove (a Connect client cannot delete files)", write.output.location, rel, write.run_id,
-                     level=logging.WARNING, logger=log)
+        where = f"{write.output.location.rstrip('/')}/{rel}"
+        if not path_exists(write.spark, where):
+            continue
+        if len(write.output.partition_by) != 1:  # a deeper layout would mix file depths; not one the writer makes
+            log_once(write.run_id, f"uncleared:{where}", "Spark Connect: %s holds rows of an earlier attempt of run "
+                     "%s that this attempt cannot remove", where, write.run_id, level=logging.WARNING, logger=log)
+            continue
+        frame.drop(*write.output.partition_by).write.mode("overwrite").parquet(where)
 
 
 # --------------------------------------------------------------------------- what was written

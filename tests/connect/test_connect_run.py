@@ -222,6 +222,26 @@ def test_a_rerun_of_the_same_run_replaces_its_quarantine_and_report(spark, tmp_p
     assert spark.read.parquet(outs["report"]).count() == len(result.rules)
 
 
+def test_a_rerun_that_quarantines_nothing_empties_the_runs_quarantine(spark, tmp_path, caplog):
+    """A dynamic overwrite of no rows replaces no partition: the first attempt's six rows stayed beside the
+    rerun's report of none (valid + quarantined = 6 + 6 for 6 input rows). They are emptied, as on classic."""
+    outs = {"target": str(tmp_path / "orders"), "quarantine": str(tmp_path / "quarantine"),
+            "report": str(tmp_path / "report"), "lineage": "none", "raise_on_block": False,
+            "run_id": "5e2c8a1f-0d3b-4f66-9a2e-3b4c5d6e7f80"}
+    other = dq_governance.run(read_csv(spark, "orders"), contract("orders"), **{**outs, "run_id": "other-run"})
+    first = dq_governance.run(read_csv(spark, "orders"), contract("orders"), **outs)
+    assert (first.invalid_rows, other.invalid_rows) == (6, 6)
+    clean = spark.read.option("header", True).csv(str(REPO / "tests" / "fixtures" / "orders_clean.csv"))
+    with caplog.at_level(logging.WARNING):
+        rerun = dq_governance.run(clean, contract("orders"), **outs)
+    assert rerun.published and rerun.invalid_rows == 0 and rerun.valid_rows == rerun.total_rows > 0
+    counts = {r["_dq_run_id"]: r["count"] for r in
+              spark.read.parquet(outs["quarantine"]).groupBy("_dq_run_id").count().collect()}
+    assert counts == {"other-run": 6}  # the rerun's run holds none; another run's rows are kept
+    assert spark.read.parquet(outs["target"]).count() == rerun.valid_rows
+    assert [r.getMessage() for r in caplog.records if "earlier attempt" in r.getMessage()] == []
+
+
 def test_sales_publishes_three_masked_rows(spark, tmp_path):
     result = dq_governance.run(read_csv(spark, "sales"), contract("sales"), target=str(tmp_path / "sales"),
                                quarantine=str(tmp_path / "sales_quarantine"), report=str(tmp_path / "report"),
