@@ -235,6 +235,12 @@ def test_the_report_history_has_the_rows_under_the_application_name(spark, work,
             assert (row["failed_count"], row["rule_status"]) == (rule.failed_count, rule.status), rule.name
     assert {(r["total_rows"], r["valid_rows"], r["published"], r["row_outputs"]) for r in rows.values()} == {
         (7, 3, True, "write")}
+    # written under a hidden name and renamed: only the finished file and its checksum are left
+    [run_id] = {r["run_id"] for r in rows.values()}
+    run_dir = work / "history" / "pipeline=plain_orders_job" / f"run_id={run_id}"
+    names = sorted(p.name for p in run_dir.iterdir())
+    assert len(names) == 2 and names[0].startswith(".part-00000-") and names[0].endswith(".parquet.crc")
+    assert names[1] == names[0][1:-4]
 
 
 def test_the_spark_sql_cli_insert_into_a_governed_table_is_measured(work):

@@ -70,11 +70,13 @@ final class ReportHistory {
     Path dir = new Path(new Path(history, "pipeline=" + ExternalCatalogUtils.escapePathName(pipeline)),
         "run_id=" + ExternalCatalogUtils.escapePathName(runId));
     Path file = new Path(dir, "part-00000-" + runId + ".parquet");
+    // written under a hidden name, then renamed: a reader (or a crash) never meets a half-written file there
+    Path inProgress = new Path(dir, "." + file.getName() + ".inprogress");
     SimpleGroupFactory groups = new SimpleGroupFactory(schema);
     try {
       FileSystem fs = dir.getFileSystem(conf);
       fs.mkdirs(dir);
-      try (ParquetWriter<Group> writer = ExampleParquetWriter.builder(HadoopOutputFile.fromPath(file, conf))
+      try (ParquetWriter<Group> writer = ExampleParquetWriter.builder(HadoopOutputFile.fromPath(inProgress, conf))
           .withType(schema).withConf(conf).build()) {
         for (Map<String, Object> row : rows) {
           Group g = groups.newGroup();
@@ -103,6 +105,10 @@ final class ReportHistory {
           }
           writer.write(g);
         }
+      }
+      if (!fs.rename(inProgress, file)) {
+        fs.delete(inProgress, false);
+        throw new IOException("rename refused");
       }
     } catch (IOException e) {
       throw new IllegalStateException("cannot append to the report history " + history + ": "
