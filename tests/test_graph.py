@@ -191,7 +191,8 @@ def test_cli_ingest_events_and_contract(tmp_path, capsys, repo):
         f"ingested 2 event(s) into {db}: 1 stored, 0 duplicate(s), 1 skipped; 1 contract(s) attached",
         f"  {repo / 'contracts/orders.yaml'}: contract orders 1.0.0 -> file:curated.orders"]  # the event's node
     # each skipped line once: the store logs it at debug only, the command prints it
-    assert err.splitlines() == [f"skipped {tmp_path / 'bad.jsonl'}:1: invalid JSON: Expecting value: line 1 column 1 (char 0)"]
+    assert err.splitlines() == [
+        f"skipped {tmp_path / 'bad.jsonl'}:1: invalid JSON: Expecting value: line 1 column 1 (char 0)"]
     with LineageGraph(db) as g:
         orders = g.dataset(g.find_datasets("curated.orders", "file")[0][0])
         assert orders["owners"] == ["sales-data-team", "maria.silva"]

@@ -96,6 +96,7 @@ class CollectorHandler(BaseHTTPRequestHandler):
     server: CollectorServer
     protocol_version = "HTTP/1.1"
     server_version = "dqgov-collector"
+    answered = False  # this request's answer has begun (set per request: one handler serves a keep-alive connection)
 
     def setup(self) -> None:
         """Disable Nagle: headers and body go out in separate writes, and keep-alive clients would wait 40 ms."""
@@ -108,6 +109,7 @@ class CollectorHandler(BaseHTTPRequestHandler):
 
     # -- plumbing ----------------------------------------------------------
     def _send(self, status: int, body: Any, content_type: str = "application/json") -> None:
+        self.answered = True
         data = (json.dumps(body) + "\n").encode() if not isinstance(body, (str, bytes)) else (
             body.encode() if isinstance(body, str) else body)
         self.send_response(status)
@@ -154,12 +156,18 @@ class CollectorHandler(BaseHTTPRequestHandler):
 
     def _answering_on_error(self, handle: Any) -> None:
         """Run a request's handler; an error it did not expect is a 500 with one log line, never a dropped socket."""
+        self.answered = False
         try:
             handle()
         except Exception as exc:  # noqa: BLE001 (the last resort: the client gets an answer, the server stays up)
             log.error("%s %s: %s", self.command, urlsplit(self.path).path, type(exc).__name__)
-            if not self.wfile.closed:
+            if self.answered:  # the answer had begun (the client went away while it was sent): nothing more to say
+                self.close_connection = True
+                return
+            try:
                 self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"the request failed: {type(exc).__name__}")
+            except OSError:
+                self.close_connection = True
 
     # -- GET ---------------------------------------------------------------
     def do_GET(self) -> None:  # noqa: N802 (http.server naming)

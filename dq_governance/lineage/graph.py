@@ -1526,7 +1526,8 @@ def _refuse_lone_surrogates(event: Any, text: bytes) -> None:
         try:
             json.dumps(event, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:
-            raise MalformedEvent("string: holds a lone UTF-16 surrogate escape (\\ud800-\\udfff), which is not text") from None
+            raise MalformedEvent("string: holds a lone UTF-16 surrogate escape (\\ud800-\\udfff), which is not text"
+                                 ) from None
 
 
 def _read_events(path: Path, handle: Any) -> Iterator[tuple[str, Any, bytes | None]]:

@@ -284,7 +284,7 @@ def compile_directory(directory: str | Path, **kw: Any) -> Compiled:
 
 
 def manifest_target(path: str | Path) -> Path:
-    """The manifest's absolute path, its folder created; refused when it cannot be written (checked before compiling)."""
+    """The manifest's absolute path, its folder created; refused when it cannot be written (checked first)."""
     target = Path(path).expanduser().resolve()
     try:
         target.parent.mkdir(parents=True, exist_ok=True)

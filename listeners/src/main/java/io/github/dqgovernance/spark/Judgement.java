@@ -59,8 +59,8 @@ final class Judgement {
    * that finished; the run is then failed, whatever those counts say.
    */
   Judgement(GovernedWrite write, Row row, boolean executionFailed) {
-    this(write, row, executionFailed ? "the write failed before its commit; the counts cover only the tasks that finished"
-        : null);
+    this(write, row, executionFailed
+        ? "the write failed before its commit; the counts cover only the tasks that finished" : null);
   }
 
   /** {@code failure}: why nothing was committed (null: the write was not stopped); the run is then failed. */
