@@ -28,7 +28,7 @@ import zlib
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import parse_qs, urlsplit
 
 from dq_governance.errors import DqGovernanceError
@@ -154,7 +154,7 @@ class CollectorHandler(BaseHTTPRequestHandler):
         self._error(HTTPStatus.UNAUTHORIZED, "missing or wrong bearer token")
         return False
 
-    def _answering_on_error(self, handle: Any) -> None:
+    def _answering_on_error(self, handle: Callable[[], None]) -> None:
         """Run a request's handler; an error it did not expect is a 500 with one log line, never a dropped socket."""
         self.answered = False
         try:

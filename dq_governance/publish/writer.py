@@ -1006,7 +1006,7 @@ def publish_parquet(write: StagedWrite) -> None:
         writer = writer.option("partitionOverwriteMode", "dynamic")
     writer.parquet(output.location)
     if output.mode == "replace_partitions" and write.rows == 0:
-        _empty_cleared_partitions(write, write.staged_frame())  # not the observed frame: its count is taken
+        _empty_cleared_partitions(write)
 
 
 def _observed(write: StagedWrite, frame: DataFrame) -> DataFrame:
@@ -1020,21 +1020,19 @@ def _observed(write: StagedWrite, frame: DataFrame) -> DataFrame:
     return frame.observe(write.observation, F.count(F.lit(1)).alias("rows"))  # type: ignore[attr-defined]
 
 
-def _empty_cleared_partitions(write: StagedWrite, frame: DataFrame) -> None:
+def _empty_cleared_partitions(write: StagedWrite) -> None:
     """The partitions a classic run empties (an earlier attempt's, this attempt writing no row there), emptied.
 
     A dynamic overwrite of no rows replaces no partition, and a Connect client cannot delete files: each such
-    directory is overwritten in place by the empty frame (its columns but the partition's), which Spark can do.
+    directory (`clear` names whole partitions, one level per partition column: the quarantine's run id) is
+    overwritten in place by the empty frame, its columns but the partition's, which Spark can do. Not the
+    observed frame: its count is taken.
     """
+    empty = write.staged_frame().drop(*write.output.partition_by)
     for rel in write.clear:
         where = f"{write.output.location.rstrip('/')}/{rel}"
-        if not path_exists(write.spark, where):
-            continue
-        if len(write.output.partition_by) != 1:  # a deeper layout would mix file depths; not one the writer makes
-            log_once(write.run_id, f"uncleared:{where}", "Spark Connect: %s holds rows of an earlier attempt of run "
-                     "%s that this attempt cannot remove", where, write.run_id, level=logging.WARNING, logger=log)
-            continue
-        frame.drop(*write.output.partition_by).write.mode("overwrite").parquet(where)
+        if path_exists(write.spark, where):
+            empty.write.mode("overwrite").parquet(where)
 
 
 # --------------------------------------------------------------------------- what was written

@@ -55,7 +55,6 @@ public class GovernedCommitProtocol extends FileCommitProtocol implements Serial
     }
     Instant at = Instant.now();
     java.util.List<Judgement> judged = new java.util.ArrayList<>();
-    java.util.List<Map.Entry<GovernedWrite, Row>> judgedWrites = new java.util.ArrayList<>();
     for (Map.Entry<GovernedWrite, Row> w : writes) {
       Judgement j;
       try {
@@ -71,14 +70,13 @@ public class GovernedCommitProtocol extends FileCommitProtocol implements Serial
         throw new GovernanceVetoException(j.vetoMessage());
       }
       judged.add(j);
-      judgedWrites.add(w);
     }
     try {
       delegate.commitJob(jobContext, taskCommits);
     } catch (Throwable t) {
       // the job fails in its commit: each judged write is a failed run (its counts are whole), then Spark aborts
-      for (Map.Entry<GovernedWrite, Row> w : judgedWrites) {
-        recordFailedCommit(w, t, at);
+      for (Judgement j : judged) {
+        recordFailedCommit(j, t, at);
       }
       throw t;
     }
@@ -87,10 +85,10 @@ public class GovernedCommitProtocol extends FileCommitProtocol implements Serial
     }
   }
 
-  private static void recordFailedCommit(Map.Entry<GovernedWrite, Row> w, Throwable t, Instant at) {
+  private static void recordFailedCommit(Judgement j, Throwable t, Instant at) {
     Judgement failed;
     try {
-      failed = new Judgement(w.getKey(), w.getValue(), "the write's commit failed (" + t.getClass().getSimpleName()
+      failed = j.failedWith("the write's commit failed (" + t.getClass().getSimpleName()
           + "); nothing of it was committed by this job");
     } catch (Exception | LinkageError e) {
       return; // judged once already; the commit's own error is what the job reports

@@ -38,6 +38,7 @@ final class Judgement {
   }
 
   final GovernedWrite write;
+  private final Row row; // the write's metrics, kept to judge it again as failed (failedWith)
   final long total;
   final long valid;
   final long dropped;
@@ -66,6 +67,7 @@ final class Judgement {
   /** {@code failure}: why nothing was committed (null: the write was not stopped); the run is then failed. */
   Judgement(GovernedWrite write, Row row, String failure) {
     this.write = write;
+    this.row = row;
     total = row.getLong(0);
     valid = row.getLong(write.metricNames.indexOf("valid"));
     dropped = write.drops ? row.getLong(write.metricNames.indexOf("dropped")) : 0L;
@@ -118,6 +120,11 @@ final class Judgement {
       anyWarned |= r.status.equals("warned") || r.status.equals("failed");
     }
     status = !gatePassed ? "failed" : (anyWarned ? "warned" : "passed");
+  }
+
+  /** The same write and counts, judged as a failed run because nothing of it was committed ({@code failure}: why). */
+  Judgement failedWith(String failure) {
+    return new Judgement(write, row, failure);
   }
 
   /** Block mode stops the write: a failing gate, or a failed rule whose action is fail. */
