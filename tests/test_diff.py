@@ -44,7 +44,7 @@ BASE: dict[str, Any] = {
          "reference": {"path": "customers.csv", "column": "cliente_id"}},
         {"type": "expression", "name": "positive", "expression": "valor >= 0"},
     ]},
-    "roles": {"owner": "sales", "consumers": [{"name": "finance"}]},
+    "roles": {"owner": "sales", "consumers": [{"name": "finance"}], "engineering": "platform"},
     "governance": {"retention": "365d", "purpose": "billing"},
     "masking": {"key_id": "k1"},
 }
@@ -173,15 +173,85 @@ CASES = [
     ("Q1", "compatible", at("schema.undeclared_columns", "fail")),
     ("G4", "compatible", at("contract.owner", "team:finance")),
     ("G4_roles_removed", "potentially", at("roles.consumers", [])),
+    ("G4", "compatible", at("roles.engineering", ["data-eng"])),  # any other role: its parties were not compared
+    ("G4_roles_removed", "potentially", at("roles.engineering", _DROP)),
     ("X2", "incompatible", at("dataset.path", "data/v2/orders.parquet")),
     ("X3", "incompatible", at("contract.id", "orders-contract-v2")),
     ("D1", "compatible", setf("nota", description="free text, trimmed")),
     ("D1", "compatible", at("contract.description", "Commercial orders")),
 ]
 
-#: rules of the table the contract model cannot express (one schema object per contract; no partitions,
-#: servers or apiVersion in the model) -- they stay in the table for ODCS-level tools and overrides
-NOT_EXPRESSIBLE = {"S1", "S2", "N9", "X1", "X4", "VERSION"}
+#: rules of the table no contract pair can show: an apiVersion change alone is no change (ODCS's apiVersion is
+#: read, not kept); the version check is a finding of its own
+NOT_EXPRESSIBLE = {"X4", "VERSION"}
+
+
+def _odcs_object(doc: dict, name: str) -> dict:
+    return next(o for o in doc["schema"] if o["name"] == name)
+
+
+def _odcs_prop(doc: dict, name: str) -> dict:
+    return next(p for p in _odcs_object(doc, "tbl")["properties"] if p["name"] == name)
+
+
+#: (rule, expected class, edit of contracts/full-example.odcs.yaml) -- ODCS content the model keeps as extensions:
+#: each of these was one D1 "extensions changed" line, compatible, before
+ODCS_CASES = [
+    ("S1", "compatible", lambda d: d["schema"].append({"name": "stores", "properties": [{"name": "id"}]})),
+    ("S2", "incompatible", lambda d: d["schema"].remove(_odcs_object(d, "receivers"))),
+    ("S11", "potentially", lambda d: _odcs_object(d, "receivers")["properties"].pop()),
+    ("N7", "potentially", lambda d: _odcs_prop(d, "rcvr_cntry_code").update(
+        relationships=[{"to": "countries.code", "type": "foreignKey"}])),
+    ("N8_removed", "potentially", lambda d: _odcs_prop(d, "rcvr_id").pop("relationships")),
+    ("N8_retargeted", "incompatible", lambda d: _odcs_prop(d, "rcvr_id")["relationships"][0].update(
+        to="other_table.id")),
+    ("N8_retargeted", "incompatible", lambda d: _odcs_object(d, "tbl")["relationships"][0].update(
+        to=["payees.id", "payees.country_code"])),
+    ("N9", "potentially", lambda d: _odcs_prop(d, "transaction_reference_date").update(partitioned=False)),
+    ("X1", "compatible", lambda d: d["servers"].append({"server": "lake", "type": "s3", "location": "s3://b/p"})),
+    ("X2", "incompatible", lambda d: d["servers"][0].update(database="other-db")),
+    ("X2", "incompatible", lambda d: d["servers"].clear()),
+    ("G4", "compatible", lambda d: d["support"].pop()),
+]
+
+
+def _odcs_pair(repo: Path, tmp_path: Path, edit: Callable[[dict], None]):
+    source = repo / "contracts" / "full-example.odcs.yaml"
+    doc = yaml.safe_load(source.read_text())
+    edit(doc)
+    return load_contract(source), load_contract(write(tmp_path, "changed.odcs.yaml", doc))
+
+
+@pytest.mark.parametrize(("rule", "expected", "edit"), ODCS_CASES,
+                         ids=[f"{rule}-{index}" for index, (rule, _, _) in enumerate(ODCS_CASES)])
+def test_each_odcs_extension_change_is_classified_by_its_rule(rule, expected, edit, repo, tmp_path):
+    report = diff_contracts(*_odcs_pair(repo, tmp_path, edit))
+    assert [(f.rule, f.change_class) for f in report.findings] == [(rule, expected)]
+
+
+def test_an_odcs_team_member_replaced_is_a_role_change(repo, tmp_path):
+    def edit(doc: dict) -> None:
+        doc["team"]["members"][1]["username"] = "someone-else"
+    report = diff_contracts(*_odcs_pair(repo, tmp_path, edit))
+    assert [(f.rule, f.subject, f.detail) for f in report.findings] == [
+        ("G4", "roles.Data Scientist", "Data Scientist: ['ceastwood', 'mhopper'] -> ['ceastwood', 'someone-else']"),
+        ("G4", "team", "team changed")]
+
+
+@pytest.mark.parametrize("edit", [
+    at("service_level.freshness.max_age", "1h"),  # 60m
+    at("governance.retention", "8760h"),  # 365d
+    rules_edit(lambda r: r[0].update(must_be=">=10")),  # ">= 10"
+], ids=["freshness", "retention", "threshold"])
+def test_one_value_spelled_another_way_is_no_change(edit):
+    assert diff_contracts(*pair(edit)).findings == []
+
+
+def test_a_latency_promised_where_there_was_none_tightens_and_one_dropped_loosens():
+    with_latency = at("service_level.latency", "2h")
+    assert [f.rule for f in diff_contracts(*pair(with_latency)).findings] == ["L1"]
+    assert [f.rule for f in diff_contracts(*pair(at("service_level.latency", "120m"), with_latency)).findings] == []
+    assert [f.rule for f in diff_contracts(*pair(lambda doc: None, with_latency)).findings] == ["L2"]
 
 
 def pair(edit: Callable[[dict], None], old_edit: Callable[[dict], None] = lambda doc: None):
@@ -204,7 +274,8 @@ def test_each_rule_classifies_its_change(rule, expected, edit):
 
 def test_every_rule_of_the_table_has_a_case():
     table = load_rules()
-    cases = {rule for rule, _, _ in CASES} | {rule for _, _, found in UNDECLARED_CASES for rule, _ in found}
+    cases = ({rule for rule, _, _ in CASES} | {rule for _, _, found in UNDECLARED_CASES for rule, _ in found}
+             | {rule for rule, _, _ in ODCS_CASES})
     assert set(table) - NOT_EXPRESSIBLE == cases | {"N5"}  # N5 needs an old version without a key: below
 
 

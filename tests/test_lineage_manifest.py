@@ -96,6 +96,19 @@ def test_rules_on_a_structs_fields_are_listed_as_not_measured_in_the_write_with_
          "reason": "judged on the input's column names by dqgov check"}]
 
 
+def test_a_varchar_fields_length_is_in_its_type_rule_text_for_the_extension(tmp_path):
+    """Spark reads varchar(n) as string: the engine's type rule holds n, so the extension's text does too."""
+    path = tmp_path / "vc.yaml"
+    path.write_text(yaml.safe_dump({
+        "contract": {"name": "vc", "version": "1.0.0"},
+        "dataset": {"name": "vc", "path": str(tmp_path / "out"), "format": "parquet"},
+        "schema": {"fields": [{"name": "code", "type": "varchar(3)"}, {"name": "n", "type": "CHAR(2)"}]}}))
+    [entry] = M.compile_manifest([path], base_dir=tmp_path).document["contracts"]
+    assert [(r["name"], r["violation"]) for r in entry["checks"]["rules"]] == [
+        ("code_type", {"typed": "(length(rtrim(code)) > 3)", "text": "(length(rtrim(code)) > 3)"}),
+        ("n_type", {"typed": "(length(rtrim(n)) > 2)", "text": "(length(rtrim(n)) > 2)"})]
+
+
 @COMPILES_IN_ITS_OWN_SESSION
 def test_the_manifest_holds_pii_column_names_never_values(tmp_path):
     text = json.dumps(M.compile_directory(CONTRACTS, base_dir=tmp_path).document)  # checks included

@@ -301,6 +301,25 @@ def test_a_node_named_like_the_contract_with_lineage_keeps_the_contract(tmp_path
         assert g.find_datasets(CSV) == []
 
 
+def test_a_new_contract_version_replaces_the_owners_an_earlier_one_wrote_but_never_an_events(tmp_path):
+    from dq_governance.contracts.model import Contract
+
+    def version(number: str, owner: str) -> Contract:
+        return Contract.model_validate({"contract": {"name": "stg", "version": number},
+                                        "dataset": {"name": "stg.orders", "namespace": "file"},
+                                        "schema": {"fields": [{"name": "id", "type": "string"}]},
+                                        "roles": {"owner": owner}})
+
+    with LineageGraph(tmp_path / "l.db") as g:
+        node = g.attach_contract(version("1.0.0", "team-a")).dataset_id
+        g.attach_contract(version("1.1.0", "team-b"))
+        # impact named team-a, the first version's owner, beside contract 1.1.0
+        assert (g.dataset(node)["owners"], g.dataset(node)["contract"]["version"]) == (["team-b"], "1.1.0")
+        g.ingest_event(run_event("build", [], [ds("stg.orders", {"ownership": owners("team:events")})]))
+        g.attach_contract(version("1.2.0", "team-c"))
+        assert (g.dataset(node)["owners"], g.dataset(node)["contract"]["version"]) == (["team:events"], "1.2.0")
+
+
 @pytest.mark.parametrize(("dataset", "node"), [
     # a glob or a table cannot be named as the listener would: (namespace or `file`, name)
     ({"name": "curated.events", "namespace": "file", "path": "data/events/*.parquet"}, ("file", "curated.events")),

@@ -278,6 +278,23 @@ def test_unknown_spark_type_is_a_warning(tmp_path, capsys):
     assert load_contract(path).field("b.x").type == "integr"
 
 
+def test_a_varchar_inside_a_struct_type_is_a_warning_and_refused_at_run_time(tmp_path, capsys, spark):
+    import dq_governance as dq
+    from dq_governance.errors import ContractError
+
+    path = tmp_path / "types.yaml"
+    path.write_text("contract: {name: t, version: 1.0.0}\ndataset: {name: t}\nschema:\n  fields:\n"
+                    "    - {name: b, type: \"struct<x:varchar(3)>\"}\n    - {name: c, type: varchar(3)}\n")
+    assert main(["lint", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"{path}:5:23: warning: schema.fields[0].type: `struct<x:varchar(3)>`: char(n) and varchar(n) are checked "
+        "only as a field's own type; declare the member as a field (`fields`) with that type"]
+    frame = spark.sql("select named_struct('x', 'abcd') as b, 'abc' as c")
+    refused = r"^schema.fields.b.type: type 'struct<x:varchar\(3\)>': char\(n\) and varchar\(n\) are checked"
+    with pytest.raises(ContractError, match=refused):
+        dq.check(frame, str(path))
+
+
 def test_odcs_contract_loads_with_its_standard(repo):
     odcs, source = load_contract_with_source(repo / "contracts" / "orders.odcs.yaml")
     native = load_contract(repo / "contracts" / "orders.yaml")

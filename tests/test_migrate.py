@@ -122,7 +122,8 @@ def test_is_dqx() -> None:
 
 
 def test_dqx_mapped_and_unmapped_functions() -> None:
-    contract, unmapped = dqx_to_contract(yaml.safe_load(DQX_YAML), "customers")
+    contract, skipped = dqx_to_contract(yaml.safe_load(DQX_YAML), "customers")
+    unmapped = [s.function for s in skipped]
     assert unmapped == ["is_valid_ipv6_address", "compare_datasets", "is_aggr_not_greater_than"]
     assert (contract.name, contract.version, contract.dataset.name) == ("customers", "1.0.0", "customers")
     rules = [r.model_dump(exclude_defaults=True) for r in contract.quality.rules]
@@ -162,13 +163,50 @@ def test_dqx_older_names_and_arguments() -> None:
                                                            "case_sensitive": False}}},
         {"check": {"function": "is_unique", "arguments": {"columns": ["a", "b"], "nulls_distinct": False}}},
     ]
-    contract, unmapped = dqx_to_contract(doc, "t")
+    contract, skipped = dqx_to_contract(doc, "t")
     assert [r.model_dump(exclude_defaults=True) for r in contract.quality.rules] == [
         {"type": "allowed_values", "severity": "warn", "column": "kind", "values": ["a", "b"]},
         {"type": "range", "column": "qty", "min": 1},
         {"type": "expression", "expression": "kind IS NULL OR (lower(kind) IN (lower('A')))"},
     ]
-    assert unmapped == ["is_unique"]  # nulls_distinct=False: null keys collide in DQX, never in our rule
+    assert [s.function for s in skipped] == ["is_unique"]  # nulls_distinct=False: null keys collide in DQX, never in our rule
+
+
+def test_a_dqx_argument_no_rule_honours_keeps_its_check_out_instead_of_dropping_the_argument() -> None:
+    # each was imported as a rule that ignored the argument: a window, a row filter, a made-up argument
+    doc = [
+        {"check": {"function": "is_unique", "arguments": {"columns": ["id"], "window_spec": "created_at"}}},
+        {"check": {"function": "is_aggr_not_greater_than",
+                   "arguments": {"column": "*", "limit": 10, "row_filter": "status = 'X'"}}},
+        {"check": {"function": "is_not_null", "arguments": {"col_name": "id", "bogus": 1}}},
+        {"check": {"function": "is_not_null", "arguments": {"col_name": "id"}}},
+    ]
+    contract, skipped = dqx_to_contract(doc, "t")
+    assert [(s.index, s.path, s.message) for s in skipped] == [
+        (0, ("check", "arguments", "window_spec"),
+         "DQX function `is_unique`: argument(s) `window_spec` have no equivalent in its rule; not imported"),
+        (1, ("check", "arguments", "row_filter"), "DQX function `is_aggr_not_greater_than`: argument(s) "
+         "`row_filter` have no equivalent in its rule; not imported"),
+        (2, ("check", "arguments", "bogus"),
+         "DQX function `is_not_null`: argument(s) `bogus` have no equivalent in its rule; not imported")]
+    assert [r.model_dump(exclude_defaults=True) for r in contract.quality.rules] == [
+        {"type": "not_null", "column": "id"}]
+    assert contract.extensions["dqx"]["unmapped"] == doc[:3]
+
+
+@pytest.mark.parametrize(("item", "field", "message"), [
+    ({"criticalty": "warn", "check": {"function": "is_not_null", "arguments": {"column": "a"}}}, "0.criticalty",
+     "unknown DQX check key `criticalty`; did you mean `criticality`? "
+     "(known: criticality, check, name, filter, user_metadata)"),
+    ({"check": {"function": "is_not_null", "arguments": {"column": "a"}, "for_each_colum": ["a", "b"]}},
+     "0.check.for_each_colum", "unknown DQX `check` key `for_each_colum`; did you mean `for_each_column`? "
+     "(known: function, arguments, for_each_column)"),
+])
+def test_a_misspelled_dqx_key_is_refused_with_the_closest_one(item, field, message) -> None:
+    # a misspelled criticality made a warning check an error; a misspelled for_each_column checked one column
+    with pytest.raises(ContractError) as info:
+        dqx_to_contract([item], "t")
+    assert (info.value.field, info.value.message) == (field, message)
 
 
 def test_dqx_bad_criticality() -> None:

@@ -127,6 +127,15 @@ def test_non_semver_version_is_a_contract_error() -> None:
 # --------------------------------------------------------------------------- round trips
 
 
+def test_char_and_varchar_lengths_survive_the_round_trip() -> None:
+    # the import read varchar(10) back as string: the diff saw a widening and the length went unchecked
+    contract = Contract.model_validate({
+        "contract": {"name": "vc", "version": "1.0.0"}, "dataset": {"name": "vc"},
+        "schema": {"fields": [{"name": "code", "type": "varchar(10)"}, {"name": "uf", "type": "char(2)"}]}})
+    again = odcs_to_contract(yaml.safe_load(yaml.safe_dump(contract_to_odcs(contract), sort_keys=False)))
+    assert again == contract and [f.type for f in again.fields] == ["varchar(10)", "char(2)"]
+
+
 @pytest.mark.parametrize("path", NATIVE_EXAMPLES, ids=lambda p: p.name)
 def test_native_odcs_native_round_trip_is_equal(path: Path) -> None:
     contract = native(path)
@@ -180,8 +189,9 @@ def test_full_example_mapping() -> None:
                                                                                       ["finance", "payments"])
     assert [(f.name, f.type, f.primary_key, f.classification) for f in contract.fields] == [
         ("transaction_reference_date", "date", False, "public"),
-        ("rcvr_id", "string", True, "restricted"),
-        ("rcvr_cntry_code", "string", False, "public"),
+        # a physical length limit stays one: the type rule checks it (Spark itself reads varchar(n) as string)
+        ("rcvr_id", "varchar(18)", True, "restricted"),
+        ("rcvr_cntry_code", "varchar(2)", False, "public"),
     ]
     rules = {r.name: r for r in contract.rules()}
     null_check = rules["rcvr_cntry_code_missing_count"]
@@ -198,7 +208,7 @@ def test_full_example_mapping() -> None:
         "microstrategy_user_opr", "bq_queryman_user_opr", "risk_data_access_opr", "bq_unica_user_opr"]
     odcs = contract.extensions["odcs"]
     assert odcs["objects"][0]["name"] == "receivers"
-    assert odcs["properties"]["rcvr_id"]["physicalType"] == "varchar(18)"
+    assert "physicalType" not in odcs["properties"]["rcvr_id"]  # varchar(18) is the field's own type
     assert odcs["quality"]["row_count"] == {
         "type": "library", "severity": "error", "method": "reconciliation", "businessImpact": "operational",
         "schedule": "0 20 * * *", "scheduler": "cron"}
@@ -288,7 +298,7 @@ def test_v3_0_2_import() -> None:
     fields = {f.name: f for f in contract.fields}
     assert (fields["id"].type, fields["id"].required) == ("INT", True)
     assert (fields["amount"].minimum, fields["amount"].exclusive_minimum, fields["amount"].maximum) == (0, True, 10)
-    assert fields["kind"].type == "string"
+    assert fields["kind"].type == "varchar(8)"  # VARCHAR(8) as written stays in physicalType
     assert contract.roles is not None and contract.roles.owner is not None and contract.roles.steward is not None
     assert (contract.roles.owner.name, contract.roles.steward.name) == ("rui", "ana")
     dumped = [r.model_dump(exclude_defaults=True) for r in contract.quality.rules]

@@ -223,6 +223,22 @@ def test_text_converts_only_to_the_number_it_writes(spark, data_type, values, fa
         result.release()
 
 
+@pytest.mark.parametrize(("data_type", "values", "failed", "kept"), [
+    # Spark reads varchar(n) and char(n) as string, which dropped n: an 11-character value passed varchar(10).
+    # Characters, not bytes (row 6); trailing spaces past n fit, as in Spark's own write check (row 3).
+    ("varchar(3)", "(1, 'abc'), (2, 'abcd'), (3, 'ab     '), (4, ''), (5, null), (6, 'ção'), (7, ' abc')",
+     2, {1: "'abc'", 3: "'ab     '", 4: "''", 5: "None", 6: "'ção'"}),
+    ("CHAR(2)", "(1, 12), (2, 123), (3, -1)", 1, {1: "'12'", 3: "'-1'"}),  # a number is judged as its text
+])
+def test_a_char_or_varchar_type_holds_values_up_to_its_length(spark, data_type, values, failed, kept):
+    result = dq.check(spark.sql(f"select * from values {values} as t(id, v)"), contract("v", data_type))
+    try:
+        assert {r.name: r.failed_count for r in result.rules}["v_type"] == failed
+        assert {r["id"]: repr(r["v"]) for r in result.valid_df.collect()} == kept
+    finally:
+        result.release()
+
+
 def test_nested_text_past_a_doubles_range_does_not_convert(spark):
     for data_type, values in [("array<double>", "(1, array('1e309', '1')), (2, array('2', 'inf'))"),
                               ("struct<x:double>", "(1, named_struct('x', '1e309')), (2, named_struct('x', 'inf'))")]:

@@ -11,6 +11,7 @@ date declared `int`) violates on every present value instead of failing the plan
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import reduce
 from typing import Any, Mapping
@@ -63,10 +64,29 @@ class Conversion:
 def parse_type(type_text: str, where: str = "type") -> DataType:
     """The Spark DataType of a contract type string such as `long` or `decimal(12,2)`."""
     try:
-        return compat.parse_type(type_text)
+        parsed = compat.parse_type(type_text)
     except Exception as exc:  # pyspark raises several parse error classes
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ContractError(f"invalid Spark type {type_text!r}: {first}", field=where) from None
+    if compat.holds_char(parsed):  # its length would not be checked: a nested field of its own holds one
+        raise ContractError(f"type {type_text!r}: char(n) and varchar(n) are checked only as a field's own type; "
+                            "declare the member as a field (`fields`) with that type", field=where)
+    return parsed
+
+
+_CHAR_LIMIT_RE = re.compile(r"^\s*(?:var)?char\s*\(\s*(\d+)\s*\)\s*$", re.IGNORECASE)
+
+
+def char_limit(type_text: str) -> int | None:
+    """The length limit of a `varchar(n)` or `char(n)` type, or None: Spark reads both as string, losing n."""
+    match = _CHAR_LIMIT_RE.match(type_text)
+    return int(match.group(1)) if match else None
+
+
+def too_long(typed: Column, limit: int) -> Column:
+    """True where a text value is longer than `limit` characters, trailing spaces aside (as Spark's own
+    char/varchar write check: a value of `limit` characters and padding fits)."""
+    return F.length(F.rtrim(typed)) > F.lit(limit)
 
 
 def same_type(left: DataType, right: DataType) -> bool:

@@ -131,10 +131,36 @@ def _try_cast_column_35(col: Column, to: str | T.DataType) -> Column:
 
 
 def parse_type(text: str, spark: Any = None) -> T.DataType:
-    """The DataType of a Spark SQL type string such as `bigint` or `decimal(12,2)` (raises on bad text)."""
+    """The DataType of a Spark SQL type string such as `bigint` or `decimal(12,2)` (raises on bad text).
+
+    `char(n)` and `varchar(n)` read as string, as Spark reads them outside a table's schema (a plan of them
+    fails); the type rule holds the length (casting.char_limit)."""
     if client_major() >= 4 or not (is_connect(spark) if spark is not None else _remote()):
-        return _parse_locally(text)  # PySpark 4 parses on Connect too
-    return _parse_on_server(text, spark if spark is not None else _active_session())
+        parsed = _parse_locally(text)  # PySpark 4 parses on Connect too
+    else:
+        parsed = _parse_on_server(text, spark if spark is not None else _active_session())
+    return _string_for_char(parsed)
+
+
+def _string_for_char(data_type: T.DataType) -> T.DataType:
+    from pyspark.sql import types as T
+
+    return T.StringType() if isinstance(data_type, (T.CharType, T.VarcharType)) else data_type
+
+
+def holds_char(data_type: T.DataType) -> bool:
+    """Whether a char(n) or varchar(n) is anywhere inside the type (a struct's field, an element, a key, a value)."""
+    from pyspark.sql import types as T
+
+    if isinstance(data_type, (T.CharType, T.VarcharType)):
+        return True
+    if isinstance(data_type, T.StructType):
+        return any(holds_char(f.dataType) for f in data_type.fields)
+    if isinstance(data_type, T.ArrayType):
+        return holds_char(data_type.elementType)
+    if isinstance(data_type, T.MapType):
+        return holds_char(data_type.keyType) or holds_char(data_type.valueType)
+    return False
 
 
 def _remote() -> bool:

@@ -293,19 +293,25 @@ class BuildContext:
 
     # -- rules that need the engine --------------------------------------------
     def type_violation(self, column: str, data_type: str, date_format: str | None) -> Column | None:
-        """True where a present raw value does not convert to `data_type`."""
+        """True where a present raw value does not convert to `data_type`, or is longer than its varchar(n)."""
         declared = casting.parse_type(data_type, f"{column}_type")
         spec = self.fields.get(column)
         if spec is not None and casting.same_type(spec.declared, declared) and spec.date_format == date_format:
             raw = q(spec.raw_alias) if spec.raw_alias else q(column)
-            return spec.conversion.violation(raw, q(column))
-        nested = self._nested_raw(column)
-        if nested is not None:  # a struct's field: judged on its raw value, as its struct's conversion read it
-            raw, raw_type = nested
+            violation, typed = spec.conversion.violation(raw, q(column)), q(column)
         else:
-            raw, raw_type = q(spec.raw_alias) if spec and spec.raw_alias else self.col(column), self._raw_type(column)
-        conversion = casting.convert(raw, raw_type, declared, date_format)
-        return conversion.violation(raw, conversion.typed)
+            nested = self._nested_raw(column)
+            if nested is not None:  # a struct's field: judged on its raw value, as its struct's conversion read it
+                raw, raw_type = nested
+            else:
+                raw = q(spec.raw_alias) if spec and spec.raw_alias else self.col(column)
+                raw_type = self._raw_type(column)
+            conversion = casting.convert(raw, raw_type, declared, date_format)
+            violation, typed = conversion.violation(raw, conversion.typed), conversion.typed
+        limit = casting.char_limit(data_type)
+        if limit is None:
+            return violation
+        return casting.too_long(typed, limit) if violation is None else violation | casting.too_long(typed, limit)
 
     def _nested_raw(self, column: str) -> tuple[Column, DataType] | None:
         """The raw value and input type of a dotted path inside a contract struct, or None for other columns."""

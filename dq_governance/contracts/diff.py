@@ -580,7 +580,7 @@ def detect_identity(old: Contract, new: Contract) -> Iterator[Change]:
         ("D1", "dataset", "description", old.dataset.description, new.dataset.description),
         ("D1", "dataset", "tags", old.dataset.tags, new.dataset.tags),
         ("D1", "dataset", "catalog", old.dataset.catalog, new.dataset.catalog),
-        ("D1", "contract", "extensions", old.extensions, new.extensions),
+        ("D1", "contract", "extensions", _documentation_extensions(old), _documentation_extensions(new)),
     ]
     for rule, subject, attr, a, b in pairs:
         if a != b:
@@ -597,14 +597,116 @@ def detect_identity(old: Contract, new: Contract) -> Iterator[Change]:
         yield Change(rule, "contract", _describe("status", old.contract.status, new.contract.status))
 
 
+#: ODCS content the model has no field for (kept in `extensions.odcs`) that `detect_odcs` classifies itself:
+#: (a path into the extension, where `*` is every key of a mapping)
+_ODCS_CLASSIFIED = (("schema", "relationships"), ("properties", "*", "relationships"),
+                    ("properties", "*", "partitioned"), ("properties", "*", "partitionKeyPosition"),
+                    ("document", "servers"), ("document", "support"), ("objects",), ("team",))
+
+
+def _without(doc: Any, path: tuple[str, ...]) -> Any:
+    """A copy of `doc` without what `path` names."""
+    if not isinstance(doc, dict) or not path:
+        return doc
+    head, rest = path[0], path[1:]
+    keys = list(doc) if head == "*" else [head]
+    out = dict(doc)
+    for key in keys:
+        if key in out:
+            if rest:
+                out[key] = _without(out[key], rest)
+            else:
+                del out[key]
+    return out
+
+
+def _documentation_extensions(contract: Contract) -> dict[str, Any]:
+    """The extensions less the ODCS content `detect_odcs` classifies: what is left is documentation (D1)."""
+    ext = dict(contract.extensions)
+    if isinstance(ext.get("odcs"), dict):
+        odcs = ext["odcs"]
+        for path in _ODCS_CLASSIFIED:
+            odcs = _without(odcs, path)
+        ext["odcs"] = odcs
+    return ext
+
+
+def _odcs_part(contract: Contract, *path: str) -> Any:
+    part: Any = contract.extensions.get("odcs")
+    for key in path:
+        part = part.get(key) if isinstance(part, dict) else None
+    return part
+
+
+def _relationships(contract: Contract) -> dict[str, dict[str, Any]]:
+    """ODCS foreign keys by where they start: `schema` (an object's, by `from`) or a property's path and index."""
+    out: dict[str, dict[str, Any]] = {}
+    for rel in _odcs_part(contract, "schema", "relationships") or []:
+        if isinstance(rel, dict):
+            out[f"schema from {rel.get('from')!r}"] = rel
+    for path, extra in sorted((_odcs_part(contract, "properties") or {}).items()):
+        rels = extra.get("relationships") if isinstance(extra, dict) else None
+        for index, rel in enumerate(rels or []):
+            if isinstance(rel, dict):
+                out[f"property {path}" + (f" #{index + 1}" if index else "")] = rel
+    return out
+
+
+def _by_name(items: Any, key: str) -> dict[str, Any]:
+    return {str(item.get(key, index) if isinstance(item, dict) else index): item
+            for index, item in enumerate(items or [])}
+
+
+def detect_odcs(old: Contract, new: Contract) -> Iterator[Change]:
+    """ODCS content kept as extensions: foreign keys, partitioning, servers, other schema objects, team, support."""
+    rel_old, rel_new = _relationships(old), _relationships(new)
+    for where in sorted(set(rel_old) | set(rel_new)):
+        a, b = rel_old.get(where), rel_new.get(where)
+        if b is None:
+            yield Change("N8_removed", "relationships", f"{where}: foreign key to {a.get('to')!r} removed")
+        elif a is None:
+            yield Change("N7", "relationships", f"{where}: foreign key to {b.get('to')!r} added")
+        elif (a.get("to"), a.get("type")) != (b.get("to"), b.get("type")):
+            yield Change("N8_retargeted", "relationships", f"{where}: " + _describe("to", a.get("to"), b.get("to")))
+    props_old, props_new = _odcs_part(old, "properties") or {}, _odcs_part(new, "properties") or {}
+    for path in sorted(set(props_old) | set(props_new)):
+        a = {k: (props_old.get(path) or {}).get(k) for k in ("partitioned", "partitionKeyPosition")}
+        b = {k: (props_new.get(path) or {}).get(k) for k in ("partitioned", "partitionKeyPosition")}
+        if a != b:
+            yield Change("N9", f"field {path}", _describe("partitioning", a, b))
+    for rule_added, rule_removed, rule_changed, subject, items_old, items_new in (
+            ("X1", "X2", "X2", "servers", _by_name(_odcs_part(old, "document", "servers"), "server"),
+             _by_name(_odcs_part(new, "document", "servers"), "server")),
+            ("S1", "S2", "S11", "schema objects", _by_name(_odcs_part(old, "objects"), "name"),
+             _by_name(_odcs_part(new, "objects"), "name"))):
+        for name in sorted(set(items_old) | set(items_new)):
+            a, b = items_old.get(name), items_new.get(name)
+            if b is None:
+                yield Change(rule_removed, subject, f"{name!r} removed")
+            elif a is None:
+                yield Change(rule_added, subject, f"{name!r} added")
+            elif a != b:
+                yield Change(rule_changed, subject, f"{name!r} changed")
+    for subject, path in (("team", ("team",)), ("support", ("document", "support"))):
+        a, b = _odcs_part(old, *path), _odcs_part(new, *path)
+        if a != b:
+            yield Change("G4", subject, f"{subject} changed")
+
+
 def detect_roles(old: Contract, new: Contract) -> Iterator[Change]:
-    """Owner and steward changes; consumers removed or added."""
+    """Owner, steward and every other role's parties changed; consumers removed or added."""
     ro, rn = old.roles, new.roles
     for attr in ("owner", "steward"):
         a = getattr(ro, attr) if ro else None
         b = getattr(rn, attr) if rn else None
         if a != b:
             yield Change("G4", f"roles.{attr}", _describe(attr, a.name if a else None, b.name if b else None))
+    other_old, other_new = (ro.model_extra or {}) if ro else {}, (rn.model_extra or {}) if rn else {}
+    for role in sorted(set(other_old) | set(other_new)):
+        a_parties, b_parties = other_old.get(role) or [], other_new.get(role) or []
+        if a_parties != b_parties:
+            names = ([p.name for p in a_parties] or None, [p.name for p in b_parties] or None)
+            yield Change("G4" if b_parties else "G4_roles_removed", f"roles.{role}", _describe(role, *names))
     a_names = [c.name for c in (ro.consumers if ro else [])]
     b_names = [c.name for c in (rn.consumers if rn else [])]
     for name in a_names:
@@ -620,7 +722,7 @@ def detect_governance(old: Contract, new: Contract) -> Iterator[Change]:
     go, gn = old.governance, new.governance
     a = go.retention if go else None
     b = gn.retention if gn else None
-    if a != b:
+    if not _same_duration(a, b):
         if b is None or (a is not None and _seconds(b) < _seconds(a)):
             rule = "L3"
         else:
@@ -651,6 +753,11 @@ def _seconds(text: str) -> float:
         return float("nan")
 
 
+def _same_duration(a: str | None, b: str | None) -> bool:
+    """Equal texts, or two spellings of one duration (`2h` and `120m`)."""
+    return a == b or (a is not None and b is not None and _seconds(a) == _seconds(b))
+
+
 def detect_service_level(old: Contract, new: Contract) -> Iterator[Change]:
     """Freshness, volume and latency: tightened (L1) or loosened (L2)."""
     so, sn = old.service_level, new.service_level
@@ -671,8 +778,9 @@ def detect_service_level(old: Contract, new: Contract) -> Iterator[Change]:
         tighter = b is not None and (a is None or (b > a if low else b < a))
         yield Change("L1" if tighter else "L2", "service_level", _describe(f"volume.{attr}", a, b))
     a, b = (so.latency if so else None), (sn.latency if sn else None)
-    if a != b:
-        tighter = b is not None and a is not None and _seconds(b) < _seconds(a)
+    if not _same_duration(a, b):
+        # a latency promised where there was none tightens, as a new freshness SLA does
+        tighter = b is not None and (a is None or _seconds(b) < _seconds(a))
         yield Change("L1" if tighter else "L2", "service_level", _describe("latency", a, b))
 
 
@@ -723,14 +831,15 @@ def _rule_changes(name: str, a: Any, b: Any) -> Iterator[Change]:
         yield Change("Q2" if b.severity == "warn" else "Q1", subject, _describe("severity", a.severity, b.severity))
     for key in ("must_be", "warn"):
         if key in da and da[key] != db.get(key):
-            yield Change(_threshold_rule(da.pop(key), db.pop(key)), subject, _describe(key, getattr(a, key),
-                                                                                       getattr(b, key)))
+            rule = _threshold_rule(da.pop(key), db.pop(key))
+            if rule:
+                yield Change(rule, subject, _describe(key, getattr(a, key), getattr(b, key)))
     for key in sorted(set(da) | set(db)):
         if da.get(key) != db.get(key):
             yield Change("Q3", subject, _describe(key, da.get(key), db.get(key)))
 
 
-def _threshold_rule(old: str | None, new: str | None) -> str:
+def _threshold_rule(old: str | None, new: str | None) -> str | None:
     """Q1 when a one-sided threshold tightens, Q2 when it loosens or goes, Q3 when the direction is unclear."""
     if new is None:
         return "Q2"
@@ -741,9 +850,9 @@ def _threshold_rule(old: str | None, new: str | None) -> str:
     except DqGovernanceError:
         return "Q3"
     upper_ops, lower_ops = ("<", "<="), (">", ">=")
+    if (a.operator, a.value, a.upper, a.unit, a.exact) == (b.operator, b.value, b.upper, b.unit, b.exact):
+        return None  # one threshold spelled two ways (`< 50%`, `<50%`)
     if a.operator == b.operator and a.unit == b.unit and a.operator in upper_ops + lower_ops:
-        if a.value == b.value:
-            return "Q3"
         tighter = b.value < a.value if a.operator in upper_ops else b.value > a.value
         return "Q1" if tighter else "Q2"
     return "Q3"
@@ -752,7 +861,7 @@ def _threshold_rule(old: str | None, new: str | None) -> str:
 #: every detector; each yields Changes, classified afterwards through the rule table
 DETECTORS: tuple[Callable[[Contract, Contract], Iterator[Change]], ...] = (
     detect_identity, detect_fields, detect_undeclared_columns, detect_roles, detect_governance, detect_service_level,
-    detect_quality,
+    detect_quality, detect_odcs,
 )
 
 

@@ -173,6 +173,10 @@ _TYPE_WORDS = ("string", "boolean", "int", "integer", "bigint", "long", "smallin
                "decimal", "date", "timestamp", "timestamp_ntz", "binary", "array", "map", "struct")
 
 
+#: a char(n) or varchar(n) inside a struct, array or map type string (the run refuses it: casting.parse_type)
+_NESTED_CHAR_RE = re.compile(r"[<:,]\s*(?:var)?char\s*\(", re.IGNORECASE)
+
+
 def _type_warnings(doc: SourceDocument, fields: Any, prefix: tuple[Any, ...]) -> list[LintIssue]:
     """A field `type` Spark cannot parse fails the check job later: warn now, with a hint."""
     out: list[LintIssue] = []
@@ -183,6 +187,10 @@ def _type_warnings(doc: SourceDocument, fields: Any, prefix: tuple[Any, ...]) ->
         if isinstance(kind, str) and not is_spark_type(kind):
             out.append(doc.issue((*prefix, index, "type"), f"`{kind}` is not a Spark SQL type string",
                                  did_you_mean(kind.lower(), _TYPE_WORDS), severity="warning"))
+        elif isinstance(kind, str) and _NESTED_CHAR_RE.search(kind):
+            out.append(doc.issue((*prefix, index, "type"), f"`{kind}`: char(n) and varchar(n) are checked only as a "
+                                 "field's own type; declare the member as a field (`fields`) with that type",
+                                 severity="warning"))
         out += _type_warnings(doc, spec.get("fields"), (*prefix, index, "fields"))
     return out
 
@@ -419,20 +427,10 @@ def _build_dqx(doc: SourceDocument) -> tuple[Contract | None, list[LintIssue]]:
             return None, _converted_issues(doc, exc, "DQX rules")
         return contract, [doc.issue(path, note, severity="warning") for path, note in notes]
     try:
-        contract, unmapped = dqx_to_contract(doc.data, _contract_name(doc))
+        contract, skipped = dqx_to_contract(doc.data, _contract_name(doc))
     except (ContractError, ValidationError, ValueError, KeyError, TypeError) as exc:
         return None, _converted_issues(doc, exc, "DQX checks")
-    # The converter keeps each check it could not map (a copy of the item): find each one's place.
-    kept = (contract.extensions.get("dqx") or {}).get("unmapped") or []
-    items = doc.data if isinstance(doc.data, list) else []
-    indexes = [i for i, item in enumerate(items) if item in kept]
-    warnings = [doc.issue((i, "check", "function"), f"DQX function `{items[i]['check']['function']}` has no "
-                          "equivalent rule; not imported", severity="warning")
-                for i in indexes]
-    placed = {str(items[i]["check"]["function"]) for i in indexes}
-    warnings += [doc.issue((), f"DQX function `{function}` has no equivalent rule; not imported", severity="warning")
-                 for function in unmapped if function not in placed]
-    return contract, warnings
+    return contract, [doc.issue((s.index, *s.path), s.message, severity="warning") for s in skipped]
 
 
 def _build_seed(doc: SourceDocument) -> tuple[Contract | None, list[LintIssue]]:

@@ -61,30 +61,85 @@ def is_dqx(doc: Any) -> bool:
     return is_dqx_checks(doc) or is_dqx_rules(doc)
 
 
-def dqx_to_contract(doc: Any, name: str) -> tuple[Contract, list[str]]:
-    """A DQX checks list or rules file as a contract named `name`, and the DQX functions with no equivalent rule.
+@dataclass(frozen=True)
+class DqxSkipped:
+    """A DQX check not imported: its index in the list, where in it the reason lies, and the reason."""
 
-    A rules file maps every rule (see `dqx_rules_to_contract`, which also returns the conversion notes).
+    index: int
+    function: str
+    path: tuple[Any, ...]
+    message: str
+
+
+#: the keys of a DQX checks-list item and of its `check` (anything else is a typo, refused with a suggestion)
+_DQX_ITEM_KEYS = ("criticality", "check", "name", "filter", "user_metadata")
+_DQX_CHECK_KEYS = ("function", "arguments", "for_each_column")
+
+
+class _ReadArguments(dict):
+    """A call's arguments that remember which ones the mapper read: one it never read has no equivalent."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.read: set[str] = set()
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self.read.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key: Any) -> Any:
+        self.read.add(key)
+        return super().__getitem__(key)
+
+
+def _refuse_unknown(mapping: Mapping[str, Any], known: tuple[str, ...], where: str, what: str) -> None:
+    for key in mapping:
+        if key not in known:
+            hint = did_you_mean(key, known)
+            raise ContractError(f"unknown DQX {what} key `{key}`" + (f"; {hint}" if hint else "")
+                                + f" (known: {', '.join(known)})", field=f"{where}.{key}")
+
+
+def dqx_to_contract(doc: Any, name: str) -> tuple[Contract, list[DqxSkipped]]:
+    """A DQX checks list or rules file as a contract named `name`, and the DQX checks it could not import.
+
+    A check is not imported when its function has no equivalent rule, or when it has an argument the rule would
+    not honour (a `window_spec`, a `row_filter`): it is kept in `extensions.dqx.unmapped` and reported. A rules
+    file maps every rule (see `dqx_rules_to_contract`, which also returns the conversion notes).
     """
     if is_dqx_rules(doc):
         return dqx_rules_to_contract(doc, name)[0], []
     if not is_dqx_checks(doc):
         raise ContractError("not a DQX checks list: expected a list of items with `check: {function: ...}`")
     rules: list[dict[str, Any]] = []
-    unmapped: list[str] = []
+    skipped: list[DqxSkipped] = []
     kept: list[Any] = []
     metadata: dict[str, Any] = {}
     for index, item in enumerate(doc):
+        _refuse_unknown(item, _DQX_ITEM_KEYS, str(index), "check")
         check = item["check"]
+        _refuse_unknown(check, _DQX_CHECK_KEYS, f"{index}.check", "`check`")
         function = str(check["function"])
-        arguments = {_ARGUMENT_ALIASES.get(k, k): v for k, v in dict(check.get("arguments") or {}).items()}
+        written = dict(check.get("arguments") or {})
+        spelled = {_ARGUMENT_ALIASES.get(k, k): k for k in written}
+        arguments = {_ARGUMENT_ALIASES.get(k, k): v for k, v in written.items()}
         targets = check.get("for_each_column")
-        calls = [{**arguments, "column": c} for c in targets] if isinstance(targets, list) else [arguments]
+        calls = [_ReadArguments({**arguments, "column": c}) for c in targets] if isinstance(targets, list) else [
+            _ReadArguments(arguments)]
         mapper = _DQX_FUNCTIONS.get(_FUNCTION_ALIASES.get(function, function))
         built = [mapper(args) if mapper else None for args in calls]
-        if any(rule is None for rule in built):
-            if function not in unmapped:
-                unmapped.append(function)
+        unread = [spelled.get(key, key) for key in sorted({k for args in calls for k in args if k not in args.read})]
+        if mapper is None or any(rule is None for rule in built):
+            skip = DqxSkipped(index, function, ("check", "function"),
+                              f"DQX function `{function}` has no equivalent rule; not imported")
+        elif unread:
+            skip = DqxSkipped(index, function, ("check", "arguments", unread[0]),
+                              f"DQX function `{function}`: argument(s) {', '.join(f'`{k}`' for k in unread)} "
+                              "have no equivalent in its rule; not imported")
+        else:
+            skip = None
+        if skip is not None:
+            skipped.append(skip)
             kept.append(dict(item))
             continue
         for rule in built:
@@ -102,7 +157,7 @@ def dqx_to_contract(doc: Any, name: str) -> tuple[Contract, list[str]]:
         dqx["user_metadata"] = metadata
     if dqx:
         native["extensions"] = {"dqx": dqx}
-    return _validate(native, "DQX checks"), unmapped
+    return _validate(native, "DQX checks"), skipped
 
 
 def _dqx_common(rule: dict[str, Any], item: Mapping[str, Any], index: int, expanded: bool,

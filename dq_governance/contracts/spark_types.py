@@ -19,7 +19,7 @@ _ALIASES: dict[str, str] = {
     "timestamptz": "timestamp", "timestamp with time zone": "timestamp",
     "timestamp without time zone": "timestamp_ntz", "bytea": "binary", "blob": "binary", "varbinary": "binary",
 }  # fmt: skip
-_STRINGISH_RE = re.compile(r"^(?:n?varchar|n?char|character varying|character|varchar2)(?:\s*\(\s*\d+\s*\))?$")
+_STRINGISH_RE = re.compile(r"^(n?varchar|n?char|character varying|character|varchar2)(?:\s*\(\s*(\d+)\s*\))?$")
 _NUMBER_RE = re.compile(r"^number\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)$")
 _LOGICAL_DEFAULTS = {
     "string": "string", "integer": "bigint", "number": "double", "boolean": "boolean", "date": "date",
@@ -46,8 +46,13 @@ def to_spark_type(physical: str | None) -> str | None:
     low = re.sub(r"\s+", " ", text.lower())
     if low in _ALIASES:
         return _ALIASES[low]
-    if _STRINGISH_RE.match(low):
-        return "string"  # Spark casts to char/varchar only inside table schemas
+    match = _STRINGISH_RE.match(low)
+    if match:
+        # a length limit stays one (the type rule checks it: casting.char_limit); fixed width is char's alone
+        kind, length = match.groups()
+        if length is None:
+            return "string"
+        return f"{'char' if kind in ('char', 'nchar', 'character') else 'varchar'}({length})"
     match = _NUMBER_RE.match(low)
     if match:
         return f"decimal({match.group(1)},{match.group(2) or 0})"

@@ -1261,13 +1261,15 @@ class LineageGraph:
                 owners.append(name)
         self._begin()
         try:
-            row = self.db.execute("SELECT owners, contract FROM datasets WHERE id = ?", (dataset_id,)).fetchone()
+            row = self.db.execute("SELECT owners, contract, owners_time FROM datasets WHERE id = ?",
+                                  (dataset_id,)).fetchone()
             existing = json.loads(row[1]) if row and row[1] else {}
             identity = {"name": info.name, "version": info.version, "standard": existing.get("standard", "native")}
             if location:
                 identity["location"] = location
             merged = {**existing, **identity}
-            if not (row and row[0]):  # ownership seen in events wins; the contract fills a gap
+            # ownership seen in events (it has a time) wins; a contract fills a gap or replaces an earlier contract's
+            if not (row and row[0]) or row[2] is None:
                 self.db.execute("UPDATE datasets SET owners = ? WHERE id = ?", (json.dumps(owners), dataset_id))
             self.db.execute("UPDATE datasets SET contract = ? WHERE id = ?",
                             (json.dumps(merged, sort_keys=True), dataset_id))
