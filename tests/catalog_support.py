@@ -225,6 +225,14 @@ class OMServer:
     def put_table(self, request: Any):
         body = json.loads(request.body)
         fqn = f"{body['databaseSchema']}.{body['name']}"
+        # ColumnUtil.validateColumn, the server's own check on every column (children too)
+        pending = list(body["columns"])
+        while pending:
+            column = pending.pop()
+            pending += column.get("children") or []
+            if column["dataType"] in ("CHAR", "VARCHAR", "BINARY", "VARBINARY") and column.get("dataLength") is None:
+                return _json(400, {"code": 400, "message": "For column data types char, varchar, binary, varbinary "
+                                                           "dataLength must not be null"})
         table = copy.deepcopy(body)
         table.pop("databaseSchema")
         table.update(id=self.state.new_id(fqn), fullyQualifiedName=fqn)

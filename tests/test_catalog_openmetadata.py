@@ -126,6 +126,19 @@ def test_create_table_body_matches_validated_payload():
 
 
 @responses.activate
+def test_a_char_or_varchar_column_is_created_with_its_length():
+    # OpenMetadata refuses a CHAR or VARCHAR column without dataLength: the whole table failed to be created
+    st = state()
+    OMServer(responses.mock, st)
+    c = contract([{"name": "code", "type": "varchar(10)"}, {"name": "uf", "type": "CHAR(2)"}],
+                 dataset={"name": "sales.orders", "catalog": {"openmetadata_fqn": FQN}})
+    report = sync(pusher(create_tables=True), [c])
+    assert report.failed == [] and report.invalid == []
+    assert [(col["name"], col["dataType"], col["dataLength"]) for col in st.tables[FQN]["columns"]] == [
+        ("code", "VARCHAR", 10), ("uf", "CHAR", 2)]
+
+
+@responses.activate
 def test_test_case_bodies_match_validated_payloads_1_9():
     OMServer(responses.mock, state("1.9.11")).state.add_table(FQN, [
         {"name": "order_id", "dataType": "BIGINT"}, {"name": "customer_email", "dataType": "STRING"},

@@ -203,6 +203,7 @@ def contract_principals(contract: Contract) -> list[Principal]:
 _ALIASES = {"long": "bigint", "integer": "int", "short": "smallint", "byte": "tinyint", "bool": "boolean",
             "real": "float", "dec": "decimal", "numeric": "decimal", "timestamp_ltz": "timestamp"}
 _DECIMAL_RE = re.compile(r"^decimal\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)$")
+_LENGTH_RE = re.compile(r"^\w+\s*\(\s*(\d+)\s*\)$")
 
 
 @dataclass(frozen=True)
@@ -214,6 +215,7 @@ class SparkType:
     precision: int | None = None
     scale: int | None = None
     element: str | None = None  # array element type (display form)
+    length: int | None = None  # char(n) and varchar(n): n
 
 
 def spark_type(text: str) -> SparkType:
@@ -234,7 +236,8 @@ def spark_type(text: str) -> SparkType:
     base = raw.split("(")[0].strip()
     base = _ALIASES.get(base, base)
     display = base if "(" not in raw else base + raw[raw.index("("):]
-    return SparkType(base, display)
+    length = _LENGTH_RE.match(raw) if base in ("char", "varchar") else None
+    return SparkType(base, display, length=int(length.group(1)) if length else None)
 
 
 def struct_display(fields: list[FieldSpec]) -> str:
