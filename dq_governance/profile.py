@@ -33,7 +33,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from dq_governance.checks import compat, formats
-from dq_governance.contracts.spark_types import is_spark_type
+from dq_governance.contracts.spark_types import is_spark_type, type_text
 from dq_governance.errors import InputDataError
 from dq_governance.identifiers import quote_identifier
 from dq_governance.masking import detect
@@ -89,6 +89,7 @@ class ColumnProfile:
     hits: dict[str, int] = field(default_factory=dict)  # detector / format -> matching values
     leading_zeros: int = 0  # text values with a leading zero ("0123")
     padded: int = 0  # text values with leading or trailing spaces (measured trimmed, checked as written)
+    blank: int = 0  # text values that are empty or only spaces (measured as missing, checked as written)
 
     @property
     def nulls(self) -> int:
@@ -108,7 +109,7 @@ class UnprofiledColumn:
     """A struct / array / map / binary column: declared in the draft with its read type, not measured."""
 
     name: str
-    source_type: str  # the Spark type as read (simpleString)
+    source_type: str  # the Spark type as read (as contract type text: spark_types.type_text)
     position: int  # its index among the input's columns
 
     @property
@@ -163,7 +164,7 @@ def profile(df: DataFrame, *, source: str = "", approx_distinct: bool | None = N
     if not df.schema.fields:
         raise InputDataError(f"{where}: no columns to profile")
     columns = [f for f in df.schema.fields if not isinstance(f.dataType, _UNPROFILED)]
-    unprofiled = [UnprofiledColumn(f.name, f.dataType.simpleString(), i) for i, f in enumerate(df.schema.fields)
+    unprofiled = [UnprofiledColumn(f.name, type_text(f.dataType), i) for i, f in enumerate(df.schema.fields)
                   if isinstance(f.dataType, _UNPROFILED)]
     if approx_distinct is None:
         size = _estimated_bytes(df)
@@ -201,6 +202,7 @@ def profile(df: DataFrame, *, source: str = "", approx_distinct: bool | None = N
             add("boolean", F.count_if(F.lower(text).isin("true", "false")))
             add("leading_zeros", F.count_if(text.rlike(_LEADING_ZERO)))
             add("padded", F.count_if(text.isNotNull() & (raw != F.trim(raw))))
+            add("blank", F.count_if(raw.isNotNull() & text.isNull()))
             number = F.when(text.rlike(_PLAIN_NUMBER), compat.try_cast(trimmed, "double"))
             add("scale", F.max(F.length(F.regexp_extract(text, r"^[+-]?[0-9]+\.([0-9]+)$", 1))))
             add("int_digits", F.max(F.length(F.regexp_extract(text, r"^[+-]?([0-9]+)", 1))))
@@ -251,7 +253,7 @@ def _column(struct: T.StructField, keys: dict[str, str], row: dict[str, Any], ro
     got = {key: row[alias] for key, alias in keys.items()}
     quantiles = got.get("quantiles") or []
     return ColumnProfile(
-        name=struct.name, source_type=struct.dataType.simpleString(), rows=rows, present=int(got["present"]),
+        name=struct.name, source_type=type_text(struct.dataType), rows=rows, present=int(got["present"]),
         distinct=int(got["distinct"]), distinct_exact=exact,
         casts={k: int(got[k]) for k in ("long", "decimal", "date", "timestamp", "boolean") if k in got},
         scale=int(got.get("scale") or 0), int_digits=int(got.get("int_digits") or 0),
@@ -262,6 +264,7 @@ def _column(struct: T.StructField, keys: dict[str, str], row: dict[str, Any], ro
         first=got.get("first"), last=got.get("last"),
         hits={k.split(":", 1)[1]: int(v) for k, v in got.items() if k.startswith("hit:")},
         leading_zeros=int(got.get("leading_zeros") or 0), padded=int(got.get("padded") or 0),
+        blank=int(got.get("blank") or 0),
     )
 
 
@@ -335,7 +338,7 @@ def suggest(col: ColumnProfile) -> list[Suggestion]:
     # any detector hit, flagged or not: the values may be personal data, so none is quoted (notes say so)
     withheld = pii is not None or bool(col.value_hits)
     # values were measured trimmed; allowed values, formats and patterns are checked on the value as written
-    as_written = col.padded == 0
+    as_written = col.padded == 0 and col.blank == 0
     if rows and col.nulls == 0:
         out.append(Suggestion("required", True, f"0 missing values in {rows} rows"))
     integral = kind in ("long", "int", "bigint", "smallint", "tinyint", "string")
@@ -376,6 +379,9 @@ def notes(col: ColumnProfile) -> list[str]:
         looks = ", ".join(f"{count} look like {kind}" for kind, count in hits.items())
         out.append(f"values withheld (no allowed values, range, pattern or value statistics): of {col.present} "
                    f"values, {looks}")
+    if col.blank:
+        out.append(f"{col.blank} values are empty or only spaces: no allowed_values, format or pattern is "
+                   "suggested, as those checks count such a value as a violation")
     if col.padded:
         out.append(f"{col.padded} of {col.present} values have leading or trailing spaces: no allowed_values, "
                    "format or pattern is suggested, as those checks test the value as written")
@@ -467,7 +473,12 @@ def draft_contract(prof: Profile, *, name: str, path: str | None = None, fmt: st
               "    - type: row_count",
               f"      must_be: \">= 1\"  # the profiled input had {prof.rows} rows; an empty load is an incident",
               "      dimension: completeness"]
-    return "\n".join(lines) + "\n"
+    return "\n".join(line.translate(_ONE_LINE) for line in lines) + "\n"
+
+
+#: line breaks YAML reads (a column name or a value quoted in a comment could end the comment and write YAML),
+#: escaped as Python writes them; values are quoted by _y, which escapes them already
+_ONE_LINE = str.maketrans({"\n": "\\n", "\r": "\\r", "\x85": "\\x85", "\u2028": "\\u2028", "\u2029": "\\u2029"})
 
 
 def _in_input_order(prof: Profile) -> list[ColumnProfile | UnprofiledColumn]:

@@ -437,6 +437,19 @@ def test_fractional_bounds_compare_in_a_decimal_or_integer_columns_type(spark, m
         assert r.valid_rows == 1
 
 
+def test_an_integer_bound_past_a_long_compares_exactly_instead_of_failing_the_run(spark):
+    """`dqgov profile` drafts such bounds for a decimal(23,0) column; Spark has no integer literal past a long."""
+    fields = [{"name": "big", "type": "decimal(25,0)"}]
+    rules = [{"type": "range", "name": "big_max", "column": "big", "max": 10**20},
+             {"type": "range", "name": "big_min", "column": "big", "min": -(10**20)},
+             {"type": "allowed_values", "name": "big_listed", "column": "big", "values": [10**20 + 1, 7]},
+             {"type": "range", "name": "huge_max", "column": "big", "max": 10**40}]  # past a decimal too: a double
+    rows = [(str(10**20 + 1),), (str(10**20),), (str(-(10**20) - 1),), ("7",)]
+    r = run(spark, rows, "big string", fields, rules)
+    assert {n: r.rule(n).failed_count for n in ("big_max", "big_min", "big_listed", "huge_max")} == {
+        "big_max": 1, "big_min": 1, "big_listed": 2, "huge_max": 0}
+
+
 def test_volume_without_and_with_history(spark):
     fields = [{"name": "a", "type": "long"}]
     rows = [(i,) for i in range(10)]

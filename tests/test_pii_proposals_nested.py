@@ -182,3 +182,28 @@ def test_an_edit_the_contract_would_refuse_names_the_problem_and_leaves_the_file
         f"{path}: the proposed edit would make the contract invalid: schema: fields.2.fields.0.name: struct loja has "
         "no field 'tel' (its type declares mail); apply the patch by hand")
     assert path.read_text() == text
+
+
+def test_a_struct_member_with_a_dot_is_written_backquoted_and_a_backtick_name_is_refused(tmp_path):
+    """`scan-pii --write` wrote `struct<x.y:string,cpf:string>` (simpleString), which `dqgov check` cannot parse."""
+    from pyspark.sql import types as T
+
+    from dq_governance.contracts.spark_types import is_spark_type, type_text
+
+    dotted = T.StructType([T.StructField("x.y", T.StringType()), T.StructField("cpf", T.StringType()),
+                           T.StructField("tags", T.ArrayType(T.StructType([T.StructField("a b", T.LongType())])))])
+    assert type_text(dotted) == "struct<`x.y`:string,cpf:string,tags:array<struct<`a b`:bigint>>>"
+    assert is_spark_type(type_text(dotted))
+    path = tmp_path / "people.yaml"
+    text = HEAD + "  fields:\n    - name: id\n      type: long\n"
+    path.write_text(text)
+    for struct_type, written in ((type_text(dotted), True), ("struct<`x`y`:string,cpf:string>", False)):
+        proposals = propose([_finding("st.cpf", "BR_CPF")], _contract(text), {"st": struct_type, "st.cpf": "string"})
+        if written:
+            assert f"      type: {struct_type}\n" in write_proposals(path, proposals)
+            path.write_text(text)
+            continue
+        with pytest.raises(ContractError, match=r"the proposed edit would write the type .* \(a member name with a "
+                                                r"backtick\)"):
+            write_proposals(path, proposals)
+        assert path.read_text() == text

@@ -254,6 +254,36 @@ def test_text_with_surrounding_spaces_gets_no_allowed_values_and_says_why(text_d
     assert (status.padded, status.values) == (4, ["paid", "pending", "shipped"])
 
 
+def test_blank_text_gets_no_allowed_values_or_pattern_and_the_draft_passes_its_data(spark, tmp_path):
+    # a value of only spaces was measured as missing, so the draft's allowed values and pattern failed it
+    from dq_governance.api import check
+
+    frame = spark.createDataFrame([("x", "a1"), ("x", "a2"), ("y", "a3"), ("y", "a4"), ("x", "a5"), ("  ", ""),
+                                   ("y", "  ")], "s string, t string")
+    prof = profile(frame, source="blank", approx_distinct=False)
+    cols = {c.name: c for c in prof.columns}
+    assert [(cols[n].blank, _value_suggestions(cols[n])) for n in ("s", "t")] == [
+        (1, {"type": "string"}), (2, {"type": "string"})]  # blanks count as missing: no `required` either
+    path = tmp_path / "blank.yaml"
+    path.write_text(draft_contract(prof, name="blank", path="blank", fmt="parquet"))
+    assert "      # 2 values are empty or only spaces: no allowed_values, format or pattern is suggested" in (
+        path.read_text())
+    result = check(frame, str(path))
+    assert (result.total_rows, result.valid_rows) == (7, 7)
+    result.release()
+
+
+def test_a_line_break_in_a_name_or_value_never_leaves_its_comment(spark, tmp_path):
+    # the name was pasted raw into the comment above its field: the draft was no YAML, or wrote keys of its own
+    evil = "evil\nquality:\n  on_failure: warn\n#"
+    frame = spark.createDataFrame([(1, "a\u2028b"), (2, "a\u2028b")], ["id", evil])
+    path = tmp_path / "nl.yaml"
+    path.write_text(draft_contract(profile(frame, source="nl", approx_distinct=False), name="nl"))
+    assert lint_path(path) == []
+    contract = load_contract(path)
+    assert ([f.name for f in contract.fields], contract.quality.on_failure) == (["id", evil], "quarantine")
+
+
 def test_the_text_draft_passes_the_data_it_was_drawn_from(text_draft, spark):
     """Every rule of the draft (formats on the leading-zero CPFs, allowed lot codes, ...) passes clientes.csv."""
     from dq_governance.api import check
@@ -273,9 +303,9 @@ def test_struct_array_map_binary_columns_are_declared_unprofiled(spark, tmp_path
     from dq_governance.api import check
 
     schema = ("id long, cliente struct<mail:string,doc:string>, tags array<string>, attrs map<string,bigint>, "
-              "foto binary, extra struct<`e-mail`:string>")
-    rows = [(1, ("a@b.com", "1"), ["x"], {"k": 1}, bytearray(b"\x00"), ("c@d.com",)),
-            (2, ("e@f.com", "2"), [], {}, bytearray(b"\x01"), ("g@h.com",))]
+              "foto binary, extra struct<`e-mail`:string>, odd struct<`e``mail`:string>")
+    rows = [(1, ("a@b.com", "1"), ["x"], {"k": 1}, bytearray(b"\x00"), ("c@d.com",), ("x",)),
+            (2, ("e@f.com", "2"), [], {}, bytearray(b"\x01"), ("g@h.com",), ("y",))]
     df = spark.createDataFrame(rows, schema)
     prof = profile(df, source="nested.parquet", approx_distinct=False)
     text = draft_contract(prof, name="nested")
@@ -288,13 +318,16 @@ def test_struct_array_map_binary_columns_are_declared_unprofiled(spark, tmp_path
         '      type: "map<string,bigint>"  # not profiled (map)',
         "    - name: foto",
         "      type: binary  # not profiled (binary)",
-        "    # extra: not profiled (struct) and left out: the contract's type syntax cannot state its read type "
-        "struct<e-mail:string>; a check run drops it as undeclared",
+        # a member name that is no identifier is backquoted, as Spark's parser reads it
+        "    - name: extra",
+        '      type: "struct<`e-mail`:string>"  # not profiled (struct)',
+        "    # odd: not profiled (struct) and left out: the contract's type syntax cannot state its read type "
+        "struct<e`mail:string>; a check run drops it as undeclared",
     ]
     assert [(c.name, c.source_type, c.position, c.expressible) for c in prof.unprofiled] == [
         ("cliente", "struct<mail:string,doc:string>", 1, True), ("tags", "array<string>", 2, True),
         ("attrs", "map<string,bigint>", 3, True), ("foto", "binary", 4, True),
-        ("extra", "struct<e-mail:string>", 5, False)]
+        ("extra", "struct<`e-mail`:string>", 5, True), ("odd", "struct<e`mail:string>", 6, False)]
     path = tmp_path / "nested.yaml"
     path.write_text(text)
     assert lint_path(path) == []
@@ -302,10 +335,10 @@ def test_struct_array_map_binary_columns_are_declared_unprofiled(spark, tmp_path
     try:
         outcomes = {r.name: (r.failed_count, r.message) for r in result.rules if r.name != "row_count"}
         assert {name: failed for name, (failed, _message) in outcomes.items() if name.endswith("_type")} == {
-            "id_type": 0, "cliente_type": 0, "tags_type": 0, "attrs_type": 0, "foto_type": 0}
+            "id_type": 0, "cliente_type": 0, "tags_type": 0, "attrs_type": 0, "foto_type": 0, "extra_type": 0}
         # only the column the draft could not type is undeclared (so a write drops it, and only it)
         assert outcomes["undeclared_columns"][1] == (
-            "1 column not in the contract, left out of the outputs (undeclared_columns: drop): extra")
+            "1 column not in the contract, left out of the outputs (undeclared_columns: drop): odd")
         assert result.valid_rows == 2
     finally:
         result.release()
@@ -313,13 +346,27 @@ def test_struct_array_map_binary_columns_are_declared_unprofiled(spark, tmp_path
 
 def test_cli_notices_a_column_the_contract_cannot_type(spark, tmp_path, capsys):
     data = tmp_path / "odd.json"
-    data.write_text('{"id": 1, "extra": {"e-mail": "a@b.com"}}\n{"id": 2, "extra": {"e-mail": "c@d.com"}}\n')
+    data.write_text('{"id": 1, "extra": {"e`mail": "a@b.com"}}\n{"id": 2, "extra": {"e`mail": "c@d.com"}}\n')
     out = tmp_path / "odd.yaml"
     assert main(["profile", "--input", str(data), "-o", str(out)]) == 0
     assert capsys.readouterr().err.strip() == (
-        f"dqgov: notice: {data}: column extra (struct<e-mail:string>) is not in the draft: the contract's type "
+        f"dqgov: notice: {data}: column extra (struct<e`mail:string>) is not in the draft: the contract's type "
         "syntax cannot state its type")
     assert "    # extra: not profiled (struct) and left out" in out.read_text()
+
+
+def test_cli_refuses_an_output_that_is_its_input_or_inside_it(tmp_path, capsys):
+    # -o onto the CSV replaced the data with its draft; -o into a parquet folder broke the folder's next read
+    data = tmp_path / "victim.csv"
+    data.write_text("a,b\n1,x\n")
+    folder = tmp_path / "pq"
+    folder.mkdir()
+    for output, read in ((data, data), (folder / "draft.yaml", folder)):
+        assert main(["profile", "--input", str(read), "-o", str(output)]) == 2
+        assert capsys.readouterr().err.strip() == (
+            f"dqgov: error: -o {output} is inside --input {read} ({output}): writing it would replace or break "
+            "the data being read; write it somewhere else")
+    assert data.read_text() == "a,b\n1,x\n" and list(folder.iterdir()) == []
 
 
 def test_cli_refuses_input_with_no_rows_or_no_columns(spark, tmp_path, capsys):

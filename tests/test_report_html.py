@@ -120,6 +120,21 @@ def test_cli_writes_the_page_and_rejects_a_missing_history(history, tmp_path, ca
     assert "no runs in the report history for pipeline ghost" in capsys.readouterr().err
 
 
+def test_an_output_inside_the_history_is_refused_and_a_url_s_secrets_never_shown(history, tmp_path, capsys):
+    # the page written into the history made every later read of it fail, `dqgov report` and the engine's alike
+    assert main(["report", "--history", str(history), "-o", str(history / "index.html")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"dqgov: error: -o {history / 'index.html'} is inside --history {history} ({history / 'index.html'}): "
+        "writing it would replace or break the report history being read; write it somewhere else")
+    assert not (history / "index.html").exists()
+    assert main(["report", "--history", "https://user:s3cr3t@example.com/rep?sig=SIG", "-o",
+                 str(tmp_path / "x.html")]) == 2
+    err = capsys.readouterr().err
+    assert "https://example.com/rep" in err and not {"s3cr3t", "SIG", "user"} & set(re.findall(r"\w+", err))
+    page = render_report(runs(read_history_rows(history)), source="s3://key:secret@bucket/h?token=abc")
+    assert "bucket/h" in page and "secret" not in page and "abc" not in page
+
+
 def test_report_command_never_imports_spark(history, tmp_path):
     import sys
 

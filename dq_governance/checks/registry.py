@@ -227,6 +227,7 @@ def _bound(bound: Any, column_type: DataType | None) -> Column:
 
 
 _MAX_DECIMAL_DIGITS = 38  # Spark's widest decimal
+_LONG_RANGE = (-(2**63), 2**63 - 1)
 _FLOAT_RANGE = (1.1754943508222875e-38, 3.4028234663852886e38)  # a float's smallest normal and largest finite
 
 
@@ -246,6 +247,9 @@ def _number(value: Any, column_type: DataType | None) -> Column:
         # a float column holds 1.1 as 1.100000023841858: beside a double 1.1 it would break `maximum: 1.1`. Out of
         # a float's normal range the bound would round to 0 or infinity, so it stays a double there
         return F.lit(value).cast("float")
+    if isinstance(value, int) and not isinstance(value, bool) and not _LONG_RANGE[0] <= value <= _LONG_RANGE[1]:
+        # past a long Spark has no integer literal (lit fails): an exact decimal, else a double, as Spark reads it
+        return F.lit(Decimal(value)) if len(str(abs(value))) <= _MAX_DECIMAL_DIGITS else F.lit(float(value))
     return F.lit(value)
 
 

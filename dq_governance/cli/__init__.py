@@ -11,7 +11,7 @@ import click
 
 from dq_governance.cli.app import cli
 from dq_governance.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, DqGovernanceError
-from dq_governance.scrub import scrub_message
+from dq_governance.scrub import redact, scrub_message
 from dq_governance.session import first_line
 
 
@@ -52,8 +52,8 @@ def main(argv: list[str] | None = None) -> int:
         # Commands return their exit code (an int) or None for 0; click returns ctx.exit() codes too.
         returned = cli.main(args=argv, prog_name="dqgov", standalone_mode=False)
         code = returned if isinstance(returned, int) else 0
-    except DqGovernanceError as exc:
-        click.echo(f"dqgov: error: {exc}", err=True)
+    except DqGovernanceError as exc:  # a URL's userinfo and query (where tokens hide) never reach the terminal
+        click.echo(f"dqgov: error: {redact(str(exc))}", err=True)
         code = exc.exit_code
     except click.exceptions.Exit as exc:
         code = exc.exit_code
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
                        f"{scrub_message(str(exc), ())}", err=True)
             code = EXIT_INTERNAL
         else:
-            click.echo(f"dqgov: error: {line}", err=True)
+            click.echo(f"dqgov: error: {redact(line)}", err=True)
             code = EXIT_BAD_INPUT
     if argv is None:
         sys.exit(code)

@@ -7,15 +7,13 @@ undeclared columns under `undeclared_columns: fail`, a masked path that does not
 from __future__ import annotations
 
 import json
-import posixpath
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import click
 
 from dq_governance.cli.app import cli
-from dq_governance.cli.inputs import INPUT_FORMATS
+from dq_governance.cli.inputs import INPUT_FORMATS, location, within
 from dq_governance.errors import ConfigError, InputDataError
 from dq_governance.session import set_log_level
 
@@ -77,27 +75,12 @@ def error_class(exc: BaseException) -> str:
     return type(exc).__name__
 
 
-def location(path: str) -> str:
-    """A path as a comparable location: a local path resolved, a URI with its scheme and host lowercased."""
-    if path.startswith("file:"):
-        path = urlsplit(path).path or path.removeprefix("file:")
-    if "://" not in path:
-        return str(Path(path).expanduser().resolve())
-    parts = urlsplit(path)
-    return f"{parts.scheme.lower()}://{parts.netloc.lower()}{posixpath.normpath(parts.path or '/')}"
-
-
 def refuse_overlap(input_path: str, output: str) -> None:
     """ConfigError when OUTPUT is INPUT, inside it or holds it: the write would delete what it reads."""
     source, target = location(input_path), location(output)
-    if _within(source, target) or _within(target, source):
+    if within(source, target) or within(target, source):
         raise ConfigError(f"--output {output} overlaps --input {input_path} ({target} vs {source}): writing it would "
                           "delete the data being read; write the masked data somewhere else")
-
-
-def _within(inner: str, outer: str) -> bool:
-    """Whether location `inner` is `outer` or lies under it."""
-    return inner == outer or inner.startswith(outer.rstrip("/") + "/")
 
 
 @cli.command("mask")

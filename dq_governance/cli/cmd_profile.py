@@ -27,12 +27,14 @@ SAMPLE_SEED = 20_261_129
 def profile_command(input_path: str, input_format: str | None, output: str | None, name: str | None,
                     approx: bool | None, sample_fraction: float | None) -> int:
     """Profile INPUT and draft a native contract: types, nulls, uniqueness, domains, ranges, formats, PII."""
-    from dq_governance.cli.inputs import read_frame
+    from dq_governance.cli.inputs import read_frame, refuse_output_in
     from dq_governance.profile import draft_contract, profile
 
     source = Path(input_path)
     if not source.exists():
         raise InputDataError(f"{input_path}: no such file or directory")
+    if output is not None:  # before Spark starts: nothing is read that the write would then replace
+        refuse_output_in(output, input_path, "--input", "data")
     fmt = input_format or _guess(source)
     stem = name or re.sub(r"[^A-Za-z0-9_]+", "_", source.stem).strip("_") or "dataset"
     spark, owned = _session()

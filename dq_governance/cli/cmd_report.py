@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from dq_governance.cli.app import cli
+from dq_governance.cli.inputs import refuse_output_in
 from dq_governance.errors import ConfigError, InputDataError
 
 
@@ -21,6 +22,8 @@ def report_command(history: str, pipeline: str | None, output: str, history_form
     from dq_governance.observe.history import read_history_rows, runs
     from dq_governance.observe.report_html import render_report
 
+    if "://" not in history or history.startswith("file:"):
+        refuse_output_in(output, history, "--history", "report history")
     spark = None
     if history_format == "delta":
         from pyspark.sql import SparkSession

@@ -2,12 +2,37 @@
 
 from __future__ import annotations
 
+import posixpath
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from dq_governance.errors import ConfigError, InputDataError
 
 INPUT_FORMATS = ("csv", "parquet", "json", "orc", "delta", "table")
+
+
+def location(path: str) -> str:
+    """A path as a comparable location: a local path resolved, a URI with its scheme and host lowercased."""
+    if path.startswith("file:"):
+        path = urlsplit(path).path or path.removeprefix("file:")
+    if "://" not in path:
+        return str(Path(path).expanduser().resolve())
+    parts = urlsplit(path)
+    return f"{parts.scheme.lower()}://{parts.netloc.lower()}{posixpath.normpath(parts.path or '/')}"
+
+
+def within(inner: str, outer: str) -> bool:
+    """Whether location `inner` is `outer` or lies under it."""
+    return inner == outer or inner.startswith(outer.rstrip("/") + "/")
+
+
+def refuse_output_in(output: str, read: str, flag: str, what: str) -> None:
+    """ConfigError when the file a command writes is what it reads, or inside it (a directory it reads)."""
+    target, source = location(output), location(read)
+    if within(target, source):
+        raise ConfigError(f"-o {output} is inside {flag} {read} ({target}): writing it would replace or break "
+                          f"the {what} being read; write it somewhere else")
 
 
 def guess_format(source: str, declared: str | None, *, is_table: bool) -> str:

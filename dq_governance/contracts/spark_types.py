@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 from dataclasses import dataclass
 
 _SIMPLE = {
@@ -94,6 +95,29 @@ class StructMember:
     name: str
     type: str
     not_null: bool
+
+
+def type_text(data_type: Any) -> str:
+    """A Spark DataType as contract type text: its simpleString, with struct member names that are not plain
+    identifiers backquoted (`struct<x.y:string>` is no type string; `struct<`x.y`:string>` is)."""
+    fields = getattr(data_type, "fields", None)
+    if fields is not None:
+        return "struct<" + ",".join(f"{_member_text(f.name)}:{type_text(f.dataType)}" for f in fields) + ">"
+    element = getattr(data_type, "elementType", None)
+    if element is not None:
+        return f"array<{type_text(element)}>"
+    key = getattr(data_type, "keyType", None)
+    if key is not None:
+        return f"map<{type_text(key)},{type_text(data_type.valueType)}>"
+    return data_type.simpleString()
+
+
+def _member_text(name: str) -> str:
+    # a name holding a backtick cannot be written (the text stays unreadable, and callers test is_spark_type)
+    return name if _PLAIN_NAME_RE.match(name) or "`" in name else f"`{name}`"
+
+
+_PLAIN_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def struct_members(text: str) -> list[StructMember] | None:

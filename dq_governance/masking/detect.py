@@ -20,6 +20,7 @@ from pyspark.sql import types as T
 
 from dq_governance.checks import formats
 from dq_governance.checks.regex_text import rlike
+from dq_governance.contracts.spark_types import type_text
 from dq_governance.masking.proposals import NORMALISED_FORMATS, name_has, name_words
 
 DEFAULT_SAMPLE = 10_000
@@ -396,7 +397,7 @@ def scan_pii(
     finally:
         sampled.unpersist()
     report = ScanReport(sampled_rows=sampled_rows, total_rows=total, rates=rates, not_scanned=_unscannable(found),
-                        types={leaf.name: leaf.data_type.simpleString() for leaf in found})
+                        types={leaf.name: type_text(leaf.data_type) for leaf in found})
     for leaf in columns:
         candidates = score(leaf.name, rates.get(leaf.name, {}))
         if candidates and candidates[0][1] >= min_confidence:

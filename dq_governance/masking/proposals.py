@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from dq_governance.contracts.consistency import Problem
 from dq_governance.contracts.model import Contract, FieldSpec
-from dq_governance.contracts.spark_types import logical_type
+from dq_governance.contracts.spark_types import is_spark_type, logical_type
 from dq_governance.errors import ContractError, SourceLocation
 
 
@@ -340,6 +340,9 @@ def write_proposals(path: str | Path, proposals: list[Proposal]) -> str:
         raise ContractError("cannot edit: schema.fields is not a block list; apply the patch by hand", where)
     # (start, end, -depth, kind, replacement): inserts at one place land deepest first, an entry's own keys before
     # its `fields`, and both before the entries appended after it
+    for struct_type in {t for prop in proposals for t in prop.struct_types if t and not is_spark_type(t)}:
+        raise ContractError(f"the proposed edit would write the type {struct_type!r}, which the contract's type "
+                            "syntax cannot read (a member name with a backtick); apply the patch by hand", where)
     edits: list[tuple[int, int, int, int, str]] = []
     groups: dict[int, tuple[yaml.Node, int, list[Proposal]]] = {}  # the list or entry new entries go under
     for prop in proposals:

@@ -18,6 +18,7 @@ from typing import Sequence
 
 from dq_governance.observe.history import RunSummary
 from dq_governance.observe.indicators import Indicator, indicators, series_key
+from dq_governance.scrub import redact
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 W, H = 760, 260  # line chart size
@@ -292,7 +293,7 @@ def render_report(runs: Sequence[RunSummary], *, source: str = "", pipeline: str
         f"<title>Data quality history: {escape(scope)}</title><style>{CSS}</style></head>",
         f'<body data-runs="{len(runs)}" data-pipelines="{len(pipelines)}">',
         f"<h1>Data quality history</h1><div class=\"meta\">{escape(scope)} · {len(runs)} run(s) · "
-        f"history {escape(source)} · generated {generated}</div>",
+        f"history {escape(redact(source))} · generated {generated}</div>",
     ]
     if not runs:
         parts.append("<p>No runs in this history.</p></body></html>")
