@@ -126,16 +126,17 @@ def test_create_table_body_matches_validated_payload():
 
 
 @responses.activate
-def test_a_char_or_varchar_column_is_created_with_its_length():
-    # OpenMetadata refuses a CHAR or VARCHAR column without dataLength: the whole table failed to be created
+def test_a_char_varchar_or_binary_column_is_created_with_a_length():
+    # OpenMetadata refuses a CHAR, VARCHAR or BINARY column without dataLength: the whole table was not created
     st = state()
     OMServer(responses.mock, st)
-    c = contract([{"name": "code", "type": "varchar(10)"}, {"name": "uf", "type": "CHAR(2)"}],
+    c = contract([{"name": "code", "type": "varchar(10)"}, {"name": "uf", "type": "CHAR(2)"},
+                  {"name": "photo", "type": "binary"}],
                  dataset={"name": "sales.orders", "catalog": {"openmetadata_fqn": FQN}})
     report = sync(pusher(create_tables=True), [c])
     assert report.failed == [] and report.invalid == []
     assert [(col["name"], col["dataType"], col["dataLength"]) for col in st.tables[FQN]["columns"]] == [
-        ("code", "VARCHAR", 10), ("uf", "CHAR", 2)]
+        ("code", "VARCHAR", 10), ("uf", "CHAR", 2), ("photo", "BINARY", 1)]
 
 
 @responses.activate

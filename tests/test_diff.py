@@ -14,6 +14,7 @@ from graph_events import column_lineage, ds, owners, run_event
 from dq_governance.cli import main
 from dq_governance.contracts.diff import diff_contracts, load_rules, type_change, version_bump
 from dq_governance.contracts.load import load_contract
+from dq_governance.contracts.odcs import odcs_to_contract
 from dq_governance.errors import ConfigError
 from dq_governance.lineage.graph import LineageGraph
 
@@ -203,6 +204,9 @@ ODCS_CASES = [
     ("N7", "potentially", lambda d: _odcs_prop(d, "rcvr_cntry_code").update(
         relationships=[{"to": "countries.code", "type": "foreignKey"}])),
     ("N8_removed", "potentially", lambda d: _odcs_prop(d, "rcvr_id").pop("relationships")),
+    # a second key from the same column is added, not the first retargeted
+    ("N7", "potentially", lambda d: _odcs_prop(d, "rcvr_id")["relationships"].append(
+        {"to": "payees.id", "type": "foreignKey"})),
     ("N8_retargeted", "incompatible", lambda d: _odcs_prop(d, "rcvr_id")["relationships"][0].update(
         to="other_table.id")),
     ("N8_retargeted", "incompatible", lambda d: _odcs_object(d, "tbl")["relationships"][0].update(
@@ -227,6 +231,30 @@ def _odcs_pair(repo: Path, tmp_path: Path, edit: Callable[[dict], None]):
 def test_each_odcs_extension_change_is_classified_by_its_rule(rule, expected, edit, repo, tmp_path):
     report = diff_contracts(*_odcs_pair(repo, tmp_path, edit))
     assert [(f.rule, f.change_class) for f in report.findings] == [(rule, expected)]
+
+
+def test_odcs_content_classified_on_its_own_leaves_no_documentation_change_behind():
+    # a server added to a document with none also showed `D1 extensions: {} -> {'odcs': {'document': {}}}`;
+    # the first of two keys removed showed as the second retargeted to the first's target
+    base = {"version": "1.0.0", "kind": "DataContract", "id": "x", "status": "active", "name": "t",
+            "apiVersion": "v3.1.0", "schema": [{"name": "tbl", "properties": [
+                {"name": "id", "logicalType": "integer"},
+                {"name": "cid", "logicalType": "integer", "relationships": [
+                    {"type": "foreignKey", "to": "a.id"}, {"type": "foreignKey", "to": "b.id"}]}]}]}
+    served = copy.deepcopy(base)
+    served["servers"] = [{"server": "prod", "type": "postgres", "host": "h", "port": 5432, "database": "d",
+                          "schema": "s"}]
+    one_key = copy.deepcopy(base)
+    del one_key["schema"][0]["properties"][1]["relationships"][0]
+    no_keys = copy.deepcopy(base)
+    del no_keys["schema"][0]["properties"][1]["relationships"]
+    found = {name: [(f.rule, f.detail) for f in diff_contracts(odcs_to_contract(base), odcs_to_contract(doc)).findings]
+             for name, doc in (("served", served), ("one_key", one_key), ("no_keys", no_keys))}
+    assert found == {
+        "served": [("X1", "'prod' added")],
+        "one_key": [("N8_removed", "property cid: foreign key to 'a.id' removed")],
+        "no_keys": [("N8_removed", "property cid: foreign key to 'a.id' removed"),
+                    ("N8_removed", "property cid: foreign key to 'b.id' removed")]}
 
 
 def test_an_odcs_team_member_replaced_is_a_role_change(repo, tmp_path):

@@ -317,7 +317,13 @@ def test_a_new_contract_version_replaces_the_owners_an_earlier_one_wrote_but_nev
         assert (g.dataset(node)["owners"], g.dataset(node)["contract"]["version"]) == (["team-b"], "1.1.0")
         g.ingest_event(run_event("build", [], [ds("stg.orders", {"ownership": owners("team:events")})]))
         g.attach_contract(version("1.2.0", "team-c"))
-        assert (g.dataset(node)["owners"], g.dataset(node)["contract"]["version"]) == (["team:events"], "1.2.0")
+        assert (g.dataset(node)["owners"], g.dataset(node)["contract"]) == (
+            ["team:events"], {"name": "stg", "version": "1.2.0", "standard": "native"})
+        # an event that clears the owners leaves the gap to contracts again, each replacing the one before
+        g.ingest_event(run_event("build", [], [ds("stg.orders", {"ownership": {"_deleted": True}})]))
+        for number, owner in (("1.3.0", "team-d"), ("1.4.0", "team-e")):
+            g.attach_contract(version(number, owner))
+            assert g.dataset(node)["owners"] == [owner]
 
 
 @pytest.mark.parametrize(("dataset", "node"), [

@@ -179,7 +179,11 @@ def test_a_dqx_argument_no_rule_honours_keeps_its_check_out_instead_of_dropping_
         {"check": {"function": "is_aggr_not_greater_than",
                    "arguments": {"column": "*", "limit": 10, "row_filter": "status = 'X'"}}},
         {"check": {"function": "is_not_null", "arguments": {"col_name": "id", "bogus": 1}}},
+        {"check": {"function": "sql_expression", "arguments": {"expression": "a > 0", "negate": True},
+                   "for_each_column": ["a", "b"]}},
         {"check": {"function": "is_not_null", "arguments": {"col_name": "id"}}},
+        # `columns` names DQX's result columns, nothing more: the check is imported
+        {"check": {"function": "sql_expression", "arguments": {"expression": "a > 0", "columns": ["a"]}}},
     ]
     contract, skipped = dqx_to_contract(doc, "t")
     assert [(s.index, s.path, s.message) for s in skipped] == [
@@ -188,10 +192,12 @@ def test_a_dqx_argument_no_rule_honours_keeps_its_check_out_instead_of_dropping_
         (1, ("check", "arguments", "row_filter"), "DQX function `is_aggr_not_greater_than`: argument(s) "
          "`row_filter` have no equivalent in its rule; not imported"),
         (2, ("check", "arguments", "bogus"),
-         "DQX function `is_not_null`: argument(s) `bogus` have no equivalent in its rule; not imported")]
+         "DQX function `is_not_null`: argument(s) `bogus` have no equivalent in its rule; not imported"),
+        (3, ("check", "for_each_column"), "DQX function `sql_expression`: argument(s) `for_each_column` have no "
+         "equivalent in its rule; not imported")]
     assert [r.model_dump(exclude_defaults=True) for r in contract.quality.rules] == [
-        {"type": "not_null", "column": "id"}]
-    assert contract.extensions["dqx"]["unmapped"] == doc[:3]
+        {"type": "not_null", "column": "id"}, {"type": "expression", "expression": "a > 0"}]
+    assert contract.extensions["dqx"]["unmapped"] == doc[:4]
 
 
 @pytest.mark.parametrize(("item", "field", "message"), [

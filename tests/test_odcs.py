@@ -136,6 +136,19 @@ def test_char_and_varchar_lengths_survive_the_round_trip() -> None:
     assert again == contract and [f.type for f in again.fields] == ["varchar(10)", "char(2)"]
 
 
+def test_a_nested_varchar_is_string_in_its_parents_type_and_keeps_its_length_as_a_field() -> None:
+    # struct<zip:varchar(5)> and array<varchar(20)> are types the run refuses (casting.parse_type)
+    doc = {"version": "1.0.0", "kind": "DataContract", "id": "x", "status": "active", "name": "t",
+           "apiVersion": "v3.0.2", "schema": [{"name": "tbl", "physicalType": "table", "properties": [
+               {"name": "addr", "logicalType": "object", "properties": [
+                   {"name": "zip", "logicalType": "string", "physicalType": "varchar(5)"}]},
+               {"name": "tags", "logicalType": "array", "items": {"logicalType": "string",
+                                                                  "physicalType": "varchar(20)"}}]}]}
+    contract = odcs_to_contract(doc)
+    assert [(path, spec.type) for path, spec in contract.iter_fields()] == [
+        ("addr", "struct<zip:string>"), ("addr.zip", "varchar(5)"), ("tags", "array<string>")]
+
+
 @pytest.mark.parametrize("path", NATIVE_EXAMPLES, ids=lambda p: p.name)
 def test_native_odcs_native_round_trip_is_equal(path: Path) -> None:
     contract = native(path)

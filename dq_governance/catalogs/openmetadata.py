@@ -288,8 +288,10 @@ def _column_body(spec: FieldSpec, with_tags: bool = True) -> dict[str, Any]:
         body["description"] = spec.description
     if st.base == "decimal":
         body["precision"], body["scale"] = st.precision, st.scale
-    if st.length is not None:  # OpenMetadata refuses a char or varchar column without it (400)
+    if st.length is not None:  # OpenMetadata refuses a char, varchar or binary column without it (400)
         body["dataLength"] = st.length
+    elif st.base == "binary":  # no length in Spark: 1, as OpenMetadata's own ingestion writes an unknown length
+        body["dataLength"] = 1
     if with_tags and column_tags(spec):
         body["tags"] = [tag_label(t) for t in column_tags(spec)]
     if spec.fields:

@@ -605,7 +605,7 @@ _ODCS_CLASSIFIED = (("schema", "relationships"), ("properties", "*", "relationsh
 
 
 def _without(doc: Any, path: tuple[str, ...]) -> Any:
-    """A copy of `doc` without what `path` names."""
+    """A copy of `doc` without what `path` names, and without a mapping that this leaves empty."""
     if not isinstance(doc, dict) or not path:
         return doc
     head, rest = path[0], path[1:]
@@ -615,6 +615,8 @@ def _without(doc: Any, path: tuple[str, ...]) -> Any:
         if key in out:
             if rest:
                 out[key] = _without(out[key], rest)
+                if out[key] == {} and doc[key] != {}:
+                    del out[key]
             else:
                 del out[key]
     return out
@@ -627,7 +629,10 @@ def _documentation_extensions(contract: Contract) -> dict[str, Any]:
         odcs = ext["odcs"]
         for path in _ODCS_CLASSIFIED:
             odcs = _without(odcs, path)
-        ext["odcs"] = odcs
+        if odcs or not ext["odcs"]:
+            ext["odcs"] = odcs
+        else:
+            del ext["odcs"]
     return ext
 
 
@@ -638,17 +643,17 @@ def _odcs_part(contract: Contract, *path: str) -> Any:
     return part
 
 
-def _relationships(contract: Contract) -> dict[str, dict[str, Any]]:
-    """ODCS foreign keys by where they start: `schema` (an object's, by `from`) or a property's path and index."""
-    out: dict[str, dict[str, Any]] = {}
+def _relationships(contract: Contract) -> dict[str, list[Any]]:
+    """ODCS foreign keys by where they start (an object's `from`, or a property's path): the targets of each."""
+    out: dict[str, list[Any]] = {}
     for rel in _odcs_part(contract, "schema", "relationships") or []:
         if isinstance(rel, dict):
-            out[f"schema from {rel.get('from')!r}"] = rel
+            out.setdefault(f"schema from {rel.get('from')!r}", []).append((rel.get("to"), rel.get("type")))
     for path, extra in sorted((_odcs_part(contract, "properties") or {}).items()):
         rels = extra.get("relationships") if isinstance(extra, dict) else None
-        for index, rel in enumerate(rels or []):
+        for rel in rels or []:
             if isinstance(rel, dict):
-                out[f"property {path}" + (f" #{index + 1}" if index else "")] = rel
+                out.setdefault(f"property {path}", []).append((rel.get("to"), rel.get("type")))
     return out
 
 
@@ -661,13 +666,16 @@ def detect_odcs(old: Contract, new: Contract) -> Iterator[Change]:
     """ODCS content kept as extensions: foreign keys, partitioning, servers, other schema objects, team, support."""
     rel_old, rel_new = _relationships(old), _relationships(new)
     for where in sorted(set(rel_old) | set(rel_new)):
-        a, b = rel_old.get(where), rel_new.get(where)
-        if b is None:
-            yield Change("N8_removed", "relationships", f"{where}: foreign key to {a.get('to')!r} removed")
-        elif a is None:
-            yield Change("N7", "relationships", f"{where}: foreign key to {b.get('to')!r} added")
-        elif (a.get("to"), a.get("type")) != (b.get("to"), b.get("type")):
-            yield Change("N8_retargeted", "relationships", f"{where}: " + _describe("to", a.get("to"), b.get("to")))
+        a, b = rel_old.get(where, []), rel_new.get(where, [])
+        removed, added = [t for t in a if t not in b], [t for t in b if t not in a]
+        # a key whose one target became another is retargeted; any other difference adds or removes keys
+        if len(removed) == len(added) == 1:
+            yield Change("N8_retargeted", "relationships", f"{where}: " + _describe("to", removed[0][0], added[0][0]))
+            continue
+        for target in removed:
+            yield Change("N8_removed", "relationships", f"{where}: foreign key to {target[0]!r} removed")
+        for target in added:
+            yield Change("N7", "relationships", f"{where}: foreign key to {target[0]!r} added")
     props_old, props_new = _odcs_part(old, "properties") or {}, _odcs_part(new, "properties") or {}
     for path in sorted(set(props_old) | set(props_new)):
         a = {k: (props_old.get(path) or {}).get(k) for k in ("partitioned", "partitionKeyPosition")}

@@ -124,6 +124,8 @@ def dqx_to_contract(doc: Any, name: str) -> tuple[Contract, list[DqxSkipped]]:
         spelled = {_ARGUMENT_ALIASES.get(k, k): k for k in written}
         arguments = {_ARGUMENT_ALIASES.get(k, k): v for k, v in written.items()}
         targets = check.get("for_each_column")
+        if isinstance(targets, list):
+            spelled["column"] = "for_each_column"  # each call's column comes from it
         calls = [_ReadArguments({**arguments, "column": c}) for c in targets] if isinstance(targets, list) else [
             _ReadArguments(arguments)]
         mapper = _DQX_FUNCTIONS.get(_FUNCTION_ALIASES.get(function, function))
@@ -133,7 +135,8 @@ def dqx_to_contract(doc: Any, name: str) -> tuple[Contract, list[DqxSkipped]]:
             skip = DqxSkipped(index, function, ("check", "function"),
                               f"DQX function `{function}` has no equivalent rule; not imported")
         elif unread:
-            skip = DqxSkipped(index, function, ("check", "arguments", unread[0]),
+            at = ("check", unread[0]) if unread[0] == "for_each_column" else ("check", "arguments", unread[0])
+            skip = DqxSkipped(index, function, at,
                               f"DQX function `{function}`: argument(s) {', '.join(f'`{k}`' for k in unread)} "
                               "have no equivalent in its rule; not imported")
         else:
@@ -385,6 +388,7 @@ def _f_data_fresh(args: Mapping[str, Any]) -> Mapped:
 
 
 def _f_sql_expression(args: Mapping[str, Any]) -> Mapped:
+    args.get("columns")  # DQX names the result's columns with it (reporting only): what the check tests is the same
     expression = args.get("expression")
     if not isinstance(expression, str) or not expression.strip():
         return None

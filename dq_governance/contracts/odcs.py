@@ -37,7 +37,7 @@ from typing import Any, Callable
 from pydantic import TypeAdapter, ValidationError
 
 from dq_governance.contracts.model import Contract, FieldSpec, Rule, role_slot
-from dq_governance.contracts.spark_types import logical_type, spark_type_for, to_spark_type
+from dq_governance.contracts.spark_types import logical_type, member_type, spark_type_for, to_spark_type
 from dq_governance.contracts.thresholds import parse_threshold
 from dq_governance.errors import ContractError, ThresholdSyntaxError
 
@@ -1061,7 +1061,8 @@ class _Importer:
                        for index, child in enumerate(children)]
         spark_type = to_spark_type(physical)
         if spark_type is None and logical == "object" and child_specs:
-            spark_type = "struct<" + ",".join(f"{c['name']}:{c.get('type', 'string')}" for c in child_specs) + ">"
+            spark_type = "struct<" + ",".join(f"{c['name']}:{member_type(c.get('type', 'string'))}"
+                                              for c in child_specs) + ">"
         elif spark_type is None and logical in ("object", "array"):
             spark_type = _nested_type({"logicalType": logical, "items": prop.get("items")}, where)
         spark_type = spark_type or spark_type_for(None, logical)
@@ -1380,7 +1381,7 @@ def _nested_type(node: Mapping[str, Any], where: str) -> str:
     `items`; ContractError (at `where`) when it names none, since a guessed type would convert the column."""
     spark_type = to_spark_type(node.get("physicalType"))
     if spark_type:
-        return spark_type
+        return member_type(spark_type)  # inside its parent's type string
     logical = node.get("logicalType")
     if logical == "object":
         children = node.get("properties") or []

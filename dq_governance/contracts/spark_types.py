@@ -60,6 +60,15 @@ def to_spark_type(physical: str | None) -> str | None:
     return None
 
 
+def member_type(spark_type: str) -> str:
+    """A field's type as a member of a struct, array or map type string: char(n) and varchar(n) are `string`
+    there (a length is checked only as a field's own type; the nested field keeps it)."""
+    return "string" if _CHAR_TYPE_RE.match(spark_type.strip()) else spark_type
+
+
+_CHAR_TYPE_RE = re.compile(r"^(?:var)?char\s*\(\s*\d+\s*\)$", re.IGNORECASE)
+
+
 def spark_type_for(physical: str | None, logical: str | None) -> str:
     """The Spark type for an ODCS property: its physicalType when recognised, else from its logicalType."""
     return to_spark_type(physical) or _LOGICAL_DEFAULTS.get(str(logical or "string"), "string")

@@ -59,6 +59,9 @@ log = logging.getLogger(__name__)
 
 DEFAULT_DB = Path(".dqgov") / "lineage.db"
 CONTRACT_FACET = "dqgov_dataContract"
+#: the owners a contract last wrote, kept beside its node's contract identity (a later contract replaces
+#: them; an event's owners it never does)
+_OWNERS_KEY = "_owners_written"
 QUALITY_STATUSES = ("passed", "warned", "failed")
 EVENT_TYPES = ("START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER")
 # A terminal state outranks START/RUNNING whatever the arrival order; OTHER never changes the state.
@@ -1268,9 +1271,12 @@ class LineageGraph:
             if location:
                 identity["location"] = location
             merged = {**existing, **identity}
-            # ownership seen in events (it has a time) wins; a contract fills a gap or replaces an earlier contract's
-            if not (row and row[0]) or row[2] is None:
+            # ownership seen in events wins; a contract fills a gap, or replaces the owners a contract wrote (no
+            # event has set them since: they are still what the last contract wrote, _OWNERS_KEY)
+            written = json.loads(row[0]) if row and row[0] else None
+            if not written or row[2] is None or written == existing.get(_OWNERS_KEY):
                 self.db.execute("UPDATE datasets SET owners = ? WHERE id = ?", (json.dumps(owners), dataset_id))
+                merged[_OWNERS_KEY] = owners
             self.db.execute("UPDATE datasets SET contract = ? WHERE id = ?",
                             (json.dumps(merged, sort_keys=True), dataset_id))
             field_ids = [(self.field_id(dataset_id, path), spec) for path, spec in contract.iter_fields()]
@@ -1354,9 +1360,12 @@ class LineageGraph:
             (dataset_id,)).fetchone()
         if row is None:
             raise KeyError(dataset_id)
+        contract = json.loads(row[5]) if row[5] else None
+        if contract is not None:
+            contract.pop(_OWNERS_KEY, None)  # bookkeeping, not the contract's identity
         return {"id": dataset_id, "namespace": row[0], "name": row[1], "owners": json.loads(row[2] or "[]"),
-                "tags": json.loads(row[3] or "[]"), "quality_status": row[4],
-                "contract": json.loads(row[5]) if row[5] else None, "description": row[6]}
+                "tags": json.loads(row[3] or "[]"), "quality_status": row[4], "contract": contract,
+                "description": row[6]}
 
     def fields_of(self, dataset_id: int) -> list[dict[str, Any]]:
         """The known fields of a dataset, by name."""
