@@ -848,7 +848,8 @@ def _rule_changes(name: str, a: Any, b: Any) -> Iterator[Change]:
 
 
 def _threshold_rule(old: str | None, new: str | None) -> str | None:
-    """Q1 when a one-sided threshold tightens, Q2 when it loosens or goes, Q3 when the direction is unclear."""
+    """Q1 when a one-sided threshold tightens, Q2 when it loosens or goes, Q3 when the direction is unclear,
+    None when both texts say the same."""
     if new is None:
         return "Q2"
     if old is None:
