@@ -266,6 +266,15 @@ def test_an_odcs_team_member_replaced_is_a_role_change(repo, tmp_path):
         ("G4", "team", "team changed")]
 
 
+def test_a_struct_member_added_as_required_by_its_field_entry_is_one_s5():
+    # the member's type string says nothing of NOT NULL, its `fields` entry says required: S5 and S4 both showed
+    def add_member(doc: dict) -> None:
+        field(doc, "endereco").update(type="struct<rua:string,cep:string>",
+                                      fields=[{"name": "rua", "type": "string", "id": "f9"},
+                                              {"name": "cep", "type": "string", "required": True}])
+    assert [(f.rule, f.subject) for f in diff_contracts(*pair(add_member)).findings] == [("S5", "field endereco.cep")]
+
+
 @pytest.mark.parametrize("edit", [
     at("service_level.freshness.max_age", "1h"),  # 60m
     at("governance.retention", "8760h"),  # 365d

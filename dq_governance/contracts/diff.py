@@ -459,10 +459,14 @@ def _parent(path: str) -> str:
 
 def detect_fields(old: Contract, new: Contract) -> Iterator[Change]:
     """Fields added, removed, renamed, moved, every attribute change of matched fields, the primary key."""
-    # a struct's member can be declared twice, in its type string and in its nested `fields`: report it once
+    # a struct's member can be declared twice, in its type string and in its nested `fields`: report it once,
+    # and a member added as required by its `fields` entry (S5) is not also optional by its type string (S4)
+    changes = list(_field_changes(old, new))
+    required_added = {c.subject for c in changes if c.rule == "S5"}
     seen: set[tuple[str, str, str]] = set()
-    for change in _field_changes(old, new):
-        if (change.rule, change.subject, change.detail) not in seen:
+    for change in changes:
+        if (change.rule, change.subject, change.detail) not in seen and not (
+                change.rule == "S4" and change.subject in required_added):
             seen.add((change.rule, change.subject, change.detail))
             yield change
 
