@@ -20,6 +20,7 @@ from dq_governance.catalogs.naming import CatalogNaming, DatasetRef
 from dq_governance.checks.disclosure import touches_pii
 from dq_governance.checks.result import CheckResult, RuleResult
 from dq_governance.contracts.model import Contract, FieldSpec
+from dq_governance.contracts.spark_types import char_limit
 from dq_governance.contracts.thresholds import parse_threshold
 from dq_governance.errors import ThresholdSyntaxError
 
@@ -203,7 +204,6 @@ def contract_principals(contract: Contract) -> list[Principal]:
 _ALIASES = {"long": "bigint", "integer": "int", "short": "smallint", "byte": "tinyint", "bool": "boolean",
             "real": "float", "dec": "decimal", "numeric": "decimal", "timestamp_ltz": "timestamp"}
 _DECIMAL_RE = re.compile(r"^decimal\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)$")
-_LENGTH_RE = re.compile(r"^\w+\s*\(\s*(\d+)\s*\)$")
 
 
 @dataclass(frozen=True)
@@ -236,8 +236,7 @@ def spark_type(text: str) -> SparkType:
     base = raw.split("(")[0].strip()
     base = _ALIASES.get(base, base)
     display = base if "(" not in raw else base + raw[raw.index("("):]
-    length = _LENGTH_RE.match(raw) if base in ("char", "varchar") else None
-    return SparkType(base, display, length=int(length.group(1)) if length else None)
+    return SparkType(base, display, length=char_limit(raw))
 
 
 def struct_display(fields: list[FieldSpec]) -> str:

@@ -11,7 +11,6 @@ date declared `int`) violates on every present value instead of failing the plan
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import reduce
 from typing import Any, Mapping
@@ -22,6 +21,7 @@ from pyspark.sql.types import (
     ArrayType,
     BinaryType,
     BooleanType,
+    CharType,
     DataType,
     DateType,
     DecimalType,
@@ -36,6 +36,7 @@ from pyspark.sql.types import (
     StructType,
     TimestampNTZType,
     TimestampType,
+    VarcharType,
 )
 
 from dq_governance.checks import compat
@@ -68,19 +69,23 @@ def parse_type(type_text: str, where: str = "type") -> DataType:
     except Exception as exc:  # pyspark raises several parse error classes
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ContractError(f"invalid Spark type {type_text!r}: {first}", field=where) from None
-    if compat.holds_char(parsed):  # its length would not be checked: a nested field of its own holds one
+    if _holds_char(parsed):  # its length would not be checked: a nested field of its own holds one
         raise ContractError(f"type {type_text!r}: char(n) and varchar(n) are checked only as a field's own type; "
                             "declare the member as a field (`fields`) with that type", field=where)
     return parsed
 
 
-_CHAR_LIMIT_RE = re.compile(r"^\s*(?:var)?char\s*\(\s*(\d+)\s*\)\s*$", re.IGNORECASE)
-
-
-def char_limit(type_text: str) -> int | None:
-    """The length limit of a `varchar(n)` or `char(n)` type, or None: Spark reads both as string, losing n."""
-    match = _CHAR_LIMIT_RE.match(type_text)
-    return int(match.group(1)) if match else None
+def _holds_char(data_type: DataType) -> bool:
+    """Whether a char(n) or varchar(n) is anywhere inside the type (a struct's field, an element, a key, a value)."""
+    if isinstance(data_type, (CharType, VarcharType)):
+        return True
+    if isinstance(data_type, StructType):
+        return any(_holds_char(f.dataType) for f in data_type.fields)
+    if isinstance(data_type, ArrayType):
+        return _holds_char(data_type.elementType)
+    if isinstance(data_type, MapType):
+        return _holds_char(data_type.keyType) or _holds_char(data_type.valueType)
+    return False
 
 
 def too_long(typed: Column, limit: int) -> Column:

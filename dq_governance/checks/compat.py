@@ -134,7 +134,7 @@ def parse_type(text: str, spark: Any = None) -> T.DataType:
     """The DataType of a Spark SQL type string such as `bigint` or `decimal(12,2)` (raises on bad text).
 
     `char(n)` and `varchar(n)` read as string, as Spark reads them outside a table's schema (a plan of them
-    fails); the type rule holds the length (casting.char_limit)."""
+    fails); the type rule holds the length (spark_types.char_limit)."""
     if client_major() >= 4 or not (is_connect(spark) if spark is not None else _remote()):
         parsed = _parse_locally(text)  # PySpark 4 parses on Connect too
     else:
@@ -146,21 +146,6 @@ def _string_for_char(data_type: T.DataType) -> T.DataType:
     from pyspark.sql import types as T
 
     return T.StringType() if isinstance(data_type, (T.CharType, T.VarcharType)) else data_type
-
-
-def holds_char(data_type: T.DataType) -> bool:
-    """Whether a char(n) or varchar(n) is anywhere inside the type (a struct's field, an element, a key, a value)."""
-    from pyspark.sql import types as T
-
-    if isinstance(data_type, (T.CharType, T.VarcharType)):
-        return True
-    if isinstance(data_type, T.StructType):
-        return any(holds_char(f.dataType) for f in data_type.fields)
-    if isinstance(data_type, T.ArrayType):
-        return holds_char(data_type.elementType)
-    if isinstance(data_type, T.MapType):
-        return holds_char(data_type.keyType) or holds_char(data_type.valueType)
-    return False
 
 
 def _remote() -> bool:

@@ -57,6 +57,7 @@ from dq_governance.checks.registry import (
 from dq_governance.checks.columns import ERRORS_COL, WARNINGS_COL
 from dq_governance.checks.result import CheckResult, ColumnMetrics, RuleResult
 from dq_governance.contracts.model import Contract, ReferenceSpec
+from dq_governance.contracts.spark_types import char_limit
 from dq_governance.errors import ConfigError, ContractError, InputDataError
 from dq_governance.identifiers import quote_identifier, working_name_clashes
 from dq_governance.scrub import contract_identifiers, scrub_message
@@ -308,7 +309,7 @@ class BuildContext:
                 raw_type = self._raw_type(column)
             conversion = casting.convert(raw, raw_type, declared, date_format)
             violation, typed = conversion.violation(raw, conversion.typed), conversion.typed
-        limit = casting.char_limit(data_type)
+        limit = char_limit(data_type)
         if limit is None:
             return violation
         return casting.too_long(typed, limit) if violation is None else violation | casting.too_long(typed, limit)

@@ -49,7 +49,7 @@ def to_spark_type(physical: str | None) -> str | None:
         return _ALIASES[low]
     match = _STRINGISH_RE.match(low)
     if match:
-        # a length limit stays one (the type rule checks it: casting.char_limit); fixed width is char's alone
+        # a length limit stays one (the type rule checks it: char_limit); fixed width is char's alone
         kind, length = match.groups()
         if length is None:
             return "string"
@@ -60,13 +60,19 @@ def to_spark_type(physical: str | None) -> str | None:
     return None
 
 
+def char_limit(type_text: str) -> int | None:
+    """The length limit of a `varchar(n)` or `char(n)` type, or None: Spark reads both as string, losing n."""
+    match = _CHAR_TYPE_RE.match(type_text)
+    return int(match.group(1)) if match else None
+
+
 def member_type(spark_type: str) -> str:
     """A field's type as a member of a struct, array or map type string: char(n) and varchar(n) are `string`
     there (a length is checked only as a field's own type; the nested field keeps it)."""
-    return "string" if _CHAR_TYPE_RE.match(spark_type.strip()) else spark_type
+    return "string" if char_limit(spark_type) is not None else spark_type
 
 
-_CHAR_TYPE_RE = re.compile(r"^(?:var)?char\s*\(\s*\d+\s*\)$", re.IGNORECASE)
+_CHAR_TYPE_RE = re.compile(r"^\s*(?:var)?char\s*\(\s*(\d+)\s*\)\s*$", re.IGNORECASE)
 
 
 def spark_type_for(physical: str | None, logical: str | None) -> str:

@@ -141,6 +141,23 @@ def test_numbers_are_judged_as_written_on_connect(spark):
         result.release()
 
 
+def test_a_varchar_length_and_a_bound_past_a_long_are_checked_on_connect(spark):
+    """varchar(n) reads as string on Connect too, its length held by the type rule; an integer bound past a long
+    is an exact decimal literal there as well."""
+    from dq_governance.contracts.model import Contract
+
+    df = spark.createDataFrame([("abcd", str(10**20 + 1)), ("ab   ", str(10**20))], "code string, big string")
+    doc = Contract.model_validate({"contract": {"name": "vc", "version": "1.0.0"}, "dataset": {"name": "vc"},
+                                   "schema": {"fields": [{"name": "code", "type": "varchar(3)"},
+                                                         {"name": "big", "type": "decimal(25,0)", "maximum": 10**20}]}})
+    result = dq_governance.check(df, doc)
+    try:
+        assert [result.rule(n).failed_count for n in ("code_type", "big_range")] == [1, 1]
+        assert (result.valid_rows, result.invalid_rows) == (1, 1)
+    finally:
+        result.release()
+
+
 def test_references_and_wall_clock_text_are_read_as_written_on_connect(spark):
     """A reference 1.234 is not the key 1.23, a decimal(12,4) source is summed in its own type, and text declared
     timestamp_ntz keeps its wall clock in New York's spring gap, on Connect as on a classic session."""
